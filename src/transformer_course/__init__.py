@@ -1,0 +1,62 @@
+"""transformer_course: a readable reference implementation of "Attention Is All You Need".
+
+One module per idea of the paper:
+
+========================  ==========================================================
+``attention``             scaled dot-product attention (§3.2.1)
+``multi_head_attention``  multi-head attention and its key/value cache (§3.2.2)
+``positional_encoding``   sinusoidal and learned positions (§3.5)
+``masks``                 padding and causal masks (§3.2.3); True = may attend
+``sublayers``             residual connection + LayerNorm, Post-LN and Pre-LN (§3.1)
+``feed_forward``          position-wise feed-forward network (§3.3)
+``embeddings``            token embeddings scaled by √d_model (§3.4)
+``encoder``, ``decoder``  the layer stacks (§3.1)
+``model``                 the encoder-decoder Transformer (Figure 1)
+``device``                CPU / CUDA and mixed precision
+========================  ==========================================================
+"""
+
+from .attention import scaled_dot_product_attention
+from .decoder import Decoder, DecoderLayer, DecoderLayerCache
+from .device import autocast_dtype, default_device
+from .embeddings import TokenEmbedding
+from .encoder import Encoder, EncoderLayer
+from .feed_forward import PositionwiseFeedForward
+from .masks import additive_mask, causal_mask, padding_mask, target_mask
+from .model import Transformer, recording_attention
+from .multi_head_attention import KeyValueCache, MultiHeadAttention
+from .positional_encoding import (
+    LearnedPositionalEmbedding,
+    SinusoidalPositionalEncoding,
+    relative_position_map,
+    sinusoidal_positional_encoding,
+)
+from .sublayers import SublayerConnection
+
+__version__ = "1.0.0"
+
+__all__ = [
+    "Decoder",
+    "DecoderLayer",
+    "DecoderLayerCache",
+    "Encoder",
+    "EncoderLayer",
+    "KeyValueCache",
+    "LearnedPositionalEmbedding",
+    "MultiHeadAttention",
+    "PositionwiseFeedForward",
+    "SinusoidalPositionalEncoding",
+    "SublayerConnection",
+    "TokenEmbedding",
+    "Transformer",
+    "additive_mask",
+    "autocast_dtype",
+    "causal_mask",
+    "default_device",
+    "padding_mask",
+    "recording_attention",
+    "relative_position_map",
+    "scaled_dot_product_attention",
+    "sinusoidal_positional_encoding",
+    "target_mask",
+]
