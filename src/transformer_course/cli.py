@@ -1,0 +1,40 @@
+"""The ``transformer-course`` command line.
+
+Instructors:
+    transformer-course release [ASSIGNMENT]                    regenerate exercises/ from solutions/
+    transformer-course autograde ASSIGNMENT SUBMISSIONS_DIR    grade a class into the gradebook
+Learners:
+    transformer-course check NOTEBOOK.ipynb                    run a notebook's visible tests
+    transformer-course train --task numbers --minutes M        train the final-project model
+    transformer-course evaluate CHECKPOINT                     decode a test split and score it
+
+Each group of commands lives beside the code it drives and registers itself here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from . import __version__
+from .grading import commands as grading_commands
+from .training import commands as training_commands
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="transformer-course", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    subcommands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    grading_commands.register(subcommands)
+    training_commands.register(subcommands)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse ``argv`` and run the chosen command; returns the process exit code."""
+    arguments = build_parser().parse_args(argv)
+    return arguments.run(arguments) or 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Grading tools built on nbgrader: release learner notebooks, autograde submissions, self-check."""
