@@ -25,3 +25,26 @@ c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedb
 
 # Restore grade cells a learner deleted, and grade with the original test code.
 c.OverwriteCells.add_missing_cells = True
+
+# Grade what ran even when a kernel dies (exit(), a crash, memory exhausted): nbgrader's executor is
+# replaced by a subclass that records the loss in the notebook instead of abandoning the grading.
+from nbconvert.preprocessors import ClearMetadataPreprocessor  # noqa: E402
+from nbgrader.preprocessors import (  # noqa: E402
+    AssignLatePenalties,
+    CheckCellMetadata,
+    IgnorePattern,
+    LimitOutput,
+    SaveAutoGrades,
+)
+
+from transformer_course.grading.execute import ResilientExecute  # noqa: E402
+
+c.Autograde.autograde_preprocessors = [
+    ResilientExecute,
+    IgnorePattern,
+    ClearMetadataPreprocessor,
+    LimitOutput,
+    SaveAutoGrades,
+    AssignLatePenalties,
+    CheckCellMetadata,
+]

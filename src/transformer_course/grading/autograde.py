@@ -1,0 +1,326 @@
+"""Autograde a class: every submission graded by nbgrader into the gradebook, with feedback.
+
+    transformer-course autograde ASSIGNMENT SUBMISSIONS_DIR [--out grades.csv] [--jobs N]
+
+``SUBMISSIONS_DIR`` holds ``<student_id>/<notebook>.ipynb``. For each student this module
+
+1. checks the file before nbgrader sees it: present, valid notebook JSON, and a notebook of this
+   assignment (it must carry this assignment's nbgrader cells);
+2. copies it to nbgrader's ``submitted/<student_id>/<assignment>/`` and runs ``nbgrader autograde``
+   for that student alone, in its own process group with a per-cell timeout and a memory limit;
+   nbgrader restores test cells that were edited or deleted and grades with the originals;
+3. runs ``nbgrader generate_feedback`` (HTML in ``feedback/<student_id>/<assignment>/``);
+4. reads the score from the gradebook.
+
+Submissions are graded in parallel. One broken submission — invalid JSON, another assignment's
+notebook, an endless loop, a kernel that exits, unbounded memory — gets its own status and
+message; all the others are graded, and nothing already in the gradebook is lost. Grading again
+gives the same grades.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import resource
+import shutil
+import subprocess
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import nbformat
+from nbgrader.api import Gradebook, MissingEntry
+
+from .course import Course, read_json_notebook
+from .execute import KERNEL_DIED, KERNEL_UNRESPONSIVE
+
+# Every status a submission can end with, and what it means.
+STATUSES = {
+    "graded": "graded",
+    "tests_restored": "graded with the original tests: test cells had been edited or deleted",
+    "missing": "no notebook of this assignment was submitted",
+    "invalid_notebook": "the file is not a valid Jupyter notebook",
+    "wrong_assignment": "the notebook belongs to another assignment",
+    "timeout": "a cell ran past the time limit and was interrupted",
+    "kernel_died": "the kernel stopped (exit(), a crash or the memory limit) before the notebook finished",
+    "memory_limit": "the notebook ran out of its memory limit",
+    "error": "nbgrader could not grade the notebook",
+}
+
+# Statuses of submissions that nbgrader graded (possibly with failing cells).
+GRADED_STATUSES = ("graded", "tests_restored", "timeout", "memory_limit", "kernel_died")
+
+CSV_COLUMNS = ["student_id", "assignment", "score", "max_score", "status", "message"]
+
+
+@dataclass
+class GradingLimits:
+    """Limits for running one submission."""
+
+    cell_timeout: int = 60  # seconds per cell before the kernel is interrupted
+    submission_timeout: int = 900  # seconds for the whole submission before it is killed
+    memory_limit_mb: int = 3072  # address space of nbgrader and of the kernel, each
+
+
+@dataclass
+class SubmissionResult:
+    """One row of the grades CSV."""
+
+    student_id: str
+    assignment: str
+    score: float | None
+    max_score: float | None
+    status: str
+    message: str
+
+
+def autograde(
+    course: Course,
+    assignment: str,
+    submissions: Path,
+    *,
+    jobs: int | None = None,
+    limits: GradingLimits | None = None,
+    db_url: str | None = None,
+    out: Path | None = None,
+) -> list[SubmissionResult]:
+    """Grade every ``<student_id>/<notebook>.ipynb`` under ``submissions``; see the module docstring.
+
+    Args:
+        course: the course directory (its root holds ``nbgrader_config.py``).
+        assignment: e.g. ``"01-attention"``.
+        submissions: directory of one sub-directory per student.
+        jobs: submissions graded at once (default: the number of CPU cores).
+        limits: time and memory limits.
+        db_url: SQLAlchemy URL of the gradebook (default: SQLite ``gradebook.db`` in the root).
+        out: where to write the grades CSV (optional).
+
+    Returns:
+        one result per student, sorted by student id.
+    """
+    course.check_assignment(assignment)
+    submissions = Path(submissions)
+    if not submissions.is_dir():
+        raise NotADirectoryError(f"submissions directory {submissions} does not exist")
+    limits = limits or GradingLimits()
+    db_url = db_url or course.default_db_url
+    students = sorted(path.name for path in submissions.iterdir() if path.is_dir() and not path.name.startswith("."))
+
+    with tempfile.TemporaryDirectory(prefix="autograde-") as scratch:
+        released = _register_assignment(course, assignment, db_url, Path(scratch))
+        sources = {path.name: read_json_notebook(path) for path in course.source_notebooks(assignment)}
+        prepared = [_prepare(course, assignment, submissions / student, released, sources) for student in students]
+        worker_url = _with_busy_timeout(db_url)
+        with ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 1) as pool:
+            results = list(pool.map(lambda item: _grade(course, assignment, item, limits, worker_url), prepared))
+
+    _generate_feedback(course, assignment, results, db_url)
+    _add_scores(results, db_url, course.course_id, assignment)
+    if out is not None:
+        write_csv(results, Path(out))
+    return results
+
+
+@dataclass
+class _Prepared:
+    student_id: str
+    rejection: tuple[str, str] | None = None  # (status, message) when it cannot be graded at all
+    restored_cells: tuple[str, ...] = ()  # test cells nbgrader will restore
+
+
+def _register_assignment(course: Course, assignment: str, db_url: str, scratch: Path) -> dict[str, dict]:
+    """Record the assignment's notebooks, cells and checksums in the gradebook (nbgrader's
+    ``generate_assignment`` into a scratch release directory); return the released notebooks."""
+    course.nbgrader_or_raise(
+        "generate_assignment",
+        assignment,
+        "--force",
+        f"--CourseDirectory.release_directory={scratch}",
+        f"--CourseDirectory.db_url={db_url}",
+    )
+    return {path.name: read_json_notebook(path) for path in sorted((scratch / assignment).glob("*.ipynb"))}
+
+
+def _prepare(
+    course: Course, assignment: str, student_directory: Path, released: dict[str, dict], sources: dict[str, dict]
+) -> _Prepared:
+    """Check one student's files and copy them into nbgrader's ``submitted/`` directory."""
+    student_id = student_directory.name
+    target = course.root / "submitted" / student_id / assignment
+    if target.exists():
+        shutil.rmtree(target)
+    notebooks = sorted(student_directory.glob("*.ipynb"))
+    expected_names = sorted(released)
+    chosen: dict[str, Path] = {name: student_directory / name for name in expected_names if (student_directory / name).is_file()}
+    if not chosen and len(notebooks) == 1 and len(expected_names) == 1:
+        chosen = {expected_names[0]: notebooks[0]}  # renamed: accepted if its cells belong here
+    if not chosen:
+        found = ", ".join(path.name for path in notebooks) or "no notebook"
+        return _Prepared(student_id, ("missing", f"expected {', '.join(expected_names)}; found {found}"))
+
+    restored: list[str] = []
+    for name, path in chosen.items():
+        try:
+            notebook = read_json_notebook(path)
+            nbformat.validate(nbformat.from_dict(notebook))
+        except (ValueError, nbformat.ValidationError, UnicodeDecodeError) as error:
+            first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+            return _Prepared(student_id, ("invalid_notebook", f"{path.name}: {first_line}"))
+        expected_ids = set(_cell_sources(released[name]))
+        submitted_ids = set(_cell_sources(notebook))
+        if not submitted_ids & expected_ids:
+            other = ", ".join(sorted(submitted_ids)[:3]) or "no nbgrader cells"
+            message = f"{path.name} has none of the cells of {assignment}/{name} (it has {other})"
+            return _Prepared(student_id, ("wrong_assignment", message))
+        restored += _changed_test_cells(released[name], sources[name], notebook)
+    target.mkdir(parents=True)
+    for name, path in chosen.items():
+        shutil.copyfile(path, target / name)
+    if (student_directory / "timestamp.txt").is_file():
+        shutil.copyfile(student_directory / "timestamp.txt", target / "timestamp.txt")
+    return _Prepared(student_id, restored_cells=tuple(restored))
+
+
+def _changed_test_cells(released: dict, source: dict, submitted: dict) -> list[str]:
+    """grade_ids of locked cells (tests, given code) that the submission edited or deleted.
+
+    A cell is unchanged if it reads as released to learners, or as in the source notebook (which
+    still holds the hidden tests).
+    """
+    submitted_cells, source_cells = _cell_sources(submitted), _cell_sources(source)
+    return [
+        grade_id
+        for grade_id, text in _cell_sources(released, locked_only=True).items()
+        if submitted_cells.get(grade_id) not in (text, source_cells.get(grade_id))
+    ]
+
+
+def _cell_sources(notebook: dict, locked_only: bool = False) -> dict[str, str]:
+    """grade_id → source text of a notebook's nbgrader cells (only the locked, non-answer ones if asked)."""
+    sources = {}
+    for cell in notebook.get("cells", []):
+        metadata = cell.get("metadata", {}).get("nbgrader", {})
+        if "grade_id" in metadata and (not locked_only or (metadata.get("locked") and not metadata.get("solution"))):
+            sources[metadata["grade_id"]] = "".join(cell.get("source", ""))
+    return sources
+
+
+def _memory_limiter(limit_mb: int):
+    def limit() -> None:  # runs in the child process, before nbgrader starts; the kernel inherits it
+        limit_bytes = limit_mb * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (limit_bytes, limit_bytes))
+
+    return limit
+
+
+def _grade(course: Course, assignment: str, prepared: _Prepared, limits: GradingLimits, db_url: str) -> SubmissionResult:
+    """Autograde one prepared submission in its own nbgrader process."""
+    if prepared.rejection is not None:
+        return SubmissionResult(prepared.student_id, assignment, None, None, *prepared.rejection)
+    result = SubmissionResult(prepared.student_id, assignment, None, None, "graded", "")
+    if prepared.restored_cells:
+        result.status = "tests_restored"
+        result.message = f"restored the original test cells {', '.join(prepared.restored_cells)}"
+    log_directory = course.root / "autograded" / prepared.student_id
+    log_directory.mkdir(parents=True, exist_ok=True)
+    log_path = log_directory / f"{assignment}.log"
+    try:
+        run = course.nbgrader(
+            "autograde",
+            assignment,
+            f"--student={prepared.student_id}",
+            "--force",
+            f"--CourseDirectory.db_url={db_url}",
+            f"--Execute.timeout={limits.cell_timeout}",
+            "--Execute.interrupt_on_timeout=True",
+            timeout=limits.submission_timeout,
+            preexec_fn=_memory_limiter(limits.memory_limit_mb),
+            log_path=log_path,
+        )
+    except subprocess.TimeoutExpired:
+        result.status, result.score = "timeout", 0.0
+        result.message = f"grading took longer than {limits.submission_timeout} s and was stopped"
+        return result
+
+    autograded = course.root / "autograded" / prepared.student_id / assignment
+    cell_problem = _problem_in_outputs(autograded)
+    if run.returncode != 0:
+        result.status, result.message = _diagnose_failure(run.stdout, cell_problem)
+        return result
+    if cell_problem is not None:
+        result.status, result.message = cell_problem
+    return result
+
+
+def _generate_feedback(course: Course, assignment: str, results: list[SubmissionResult], db_url: str) -> None:
+    """HTML feedback for every graded submission (one nbgrader run for the whole class)."""
+    graded = [result for result in results if result.status in GRADED_STATUSES]
+    if not graded:
+        return
+    course.nbgrader("generate_feedback", assignment, "--force", f"--CourseDirectory.db_url={db_url}")
+    for result in graded:
+        if not any((course.root / "feedback" / result.student_id / assignment).glob("*.html")):
+            result.message = (result.message + "; " if result.message else "") + "feedback could not be generated"
+
+
+def _problem_in_outputs(autograded: Path) -> tuple[str, str] | None:
+    """The worst problem recorded in the outputs of the autograded notebooks, if any:
+    memory exhausted, then a lost kernel, then a cell interrupted after the time limit."""
+    problems: dict[str, str] = {}
+    for path in sorted(autograded.glob("*.ipynb")):
+        for cell in read_json_notebook(path)["cells"]:
+            grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id", cell.get("id", "?"))
+            for output in cell.get("outputs", []):
+                if output.get("output_type") != "error":
+                    continue
+                name, value = output.get("ename", ""), output.get("evalue", "")
+                if name == "MemoryError" or "can't allocate memory" in value or "not enough memory" in value:
+                    problems.setdefault("memory_limit", f"cell {grade_id} ran out of memory")
+                elif name in (KERNEL_DIED, KERNEL_UNRESPONSIVE):
+                    problems.setdefault("kernel_died", f"cell {grade_id}: {value}")
+                elif name == "CellTimeoutError":
+                    problems.setdefault("timeout", f"cell {grade_id} was interrupted after the time limit")
+    for status in ("memory_limit", "kernel_died", "timeout"):
+        if status in problems:
+            return status, problems[status]
+    return None
+
+
+def _diagnose_failure(log: str, cell_problem: tuple[str, str] | None) -> tuple[str, str]:
+    """Status and message for an nbgrader run that failed."""
+    if cell_problem is not None:
+        return cell_problem
+    last_lines = [line for line in log.strip().splitlines() if line.strip()][-3:]
+    return "error", " | ".join(last_lines)[-500:]
+
+
+def _with_busy_timeout(db_url: str) -> str:
+    """Let parallel nbgrader processes wait for SQLite's write lock instead of failing."""
+    if db_url.startswith("sqlite:") and "timeout=" not in db_url:
+        return db_url + ("&" if "?" in db_url else "?") + "timeout=120"
+    return db_url
+
+
+def _add_scores(results: list[SubmissionResult], db_url: str, course_id: str, assignment: str) -> None:
+    """Fill in score and max_score from the gradebook for every graded submission."""
+    with Gradebook(db_url, course_id=course_id) as gradebook:
+        max_score = gradebook.find_assignment(assignment).max_score
+        for result in results:
+            result.max_score = max_score
+            if result.status in GRADED_STATUSES and result.score is None:
+                try:
+                    result.score = gradebook.find_submission(assignment, result.student_id).score
+                except MissingEntry:
+                    result.score = 0.0
+
+
+def write_csv(results: list[SubmissionResult], path: Path) -> None:
+    """Write ``student_id, assignment, score, max_score, status, message`` rows."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", newline="", encoding="utf-8") as file:
+        writer = csv.DictWriter(file, fieldnames=CSV_COLUMNS)
+        writer.writeheader()
+        for result in results:
+            writer.writerow(asdict(result))

@@ -1,0 +1,132 @@
+"""The course directory as nbgrader sees it, and how to call nbgrader on it.
+
+The repository root is nbgrader's course root (it holds ``nbgrader_config.py``):
+``solutions/<assignment>/`` is the source directory, ``exercises/<assignment>/`` the release
+directory; ``submitted/``, ``autograded/``, ``feedback/`` and ``gradebook.db`` appear when grading.
+Every nbgrader command runs as a subprocess in that root, so that it reads the course's config.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+from traitlets.config.loader import PyFileConfigLoader
+
+CONFIG_FILE = "nbgrader_config.py"
+
+
+class CourseError(RuntimeError):
+    """The course directory or an nbgrader step is not as expected."""
+
+
+def find_course_root(start: Path | str | None = None) -> Path:
+    """The nearest directory at or above ``start`` (default: the working directory) holding ``nbgrader_config.py``."""
+    start = Path(start or Path.cwd()).resolve()
+    for directory in (start, *start.parents):
+        if (directory / CONFIG_FILE).is_file():
+            return directory
+    raise CourseError(f"no {CONFIG_FILE} found in {start} or any parent directory: run this inside the course repository")
+
+
+@dataclass(frozen=True)
+class Course:
+    """A course root with ``solutions/`` (nbgrader's source) and ``exercises/`` (its release)."""
+
+    root: Path
+
+    @property
+    def source_directory(self) -> Path:
+        return self.root / "solutions"
+
+    @property
+    def release_directory(self) -> Path:
+        return self.root / "exercises"
+
+    @property
+    def default_db_url(self) -> str:
+        return f"sqlite:///{self.root / 'gradebook.db'}"
+
+    @property
+    def course_id(self) -> str:
+        """``CourseDirectory.course_id`` from ``nbgrader_config.py`` (nbgrader's default if unset)."""
+        config = PyFileConfigLoader(CONFIG_FILE, path=str(self.root)).load_config()
+        return config.get("CourseDirectory", {}).get("course_id", "default_course")
+
+    def assignments(self) -> list[str]:
+        """Names of the assignments in ``solutions/``, sorted (``01-attention``, …)."""
+        if not self.source_directory.is_dir():
+            raise CourseError(f"{self.source_directory} does not exist")
+        return sorted(path.name for path in self.source_directory.iterdir() if path.is_dir() and any(path.glob("*.ipynb")))
+
+    def check_assignment(self, assignment: str) -> None:
+        known = self.assignments()
+        if assignment not in known:
+            raise CourseError(f"unknown assignment {assignment!r}; the assignments are: {', '.join(known)}")
+
+    def source_notebooks(self, assignment: str) -> list[Path]:
+        """The source notebooks of ``assignment``."""
+        self.check_assignment(assignment)
+        return sorted((self.source_directory / assignment).glob("*.ipynb"))
+
+    def repository(self) -> tuple[str, str]:
+        """The book's repository URL and branch, from ``_config.yml``."""
+        config = yaml.safe_load((self.root / "_config.yml").read_text(encoding="utf-8"))
+        repository = config.get("repository", {})
+        if "url" not in repository:
+            raise CourseError("_config.yml has no repository.url")
+        return repository["url"].rstrip("/"), repository.get("branch", "main")
+
+    def nbgrader(
+        self, *arguments: str, timeout: float | None = None, preexec_fn=None, log_path: Path | None = None
+    ) -> subprocess.CompletedProcess:
+        """Run ``nbgrader ARGUMENTS`` in the course root; output goes to ``log_path`` (or is captured).
+
+        Raises:
+            subprocess.TimeoutExpired: after ``timeout`` seconds (the whole process group is killed).
+        """
+        command = [sys.executable, "-m", "nbgrader", *arguments]
+        # nbgrader runs helper programs (alembic) found on PATH: put this environment's first.
+        path = os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])
+        environment = dict(os.environ, PYTHONUNBUFFERED="1", PATH=path)
+        log = open(log_path, "w", encoding="utf-8") if log_path else subprocess.PIPE
+        try:
+            process = subprocess.Popen(
+                command,
+                cwd=self.root,
+                env=environment,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                text=True,
+                start_new_session=True,
+                preexec_fn=preexec_fn,
+            )
+            try:
+                output, _ = process.communicate(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, 9)  # nbgrader, its kernel and anything the kernel started
+                process.wait()
+                raise
+        finally:
+            if log_path:
+                log.close()
+        if log_path:
+            output = log_path.read_text(encoding="utf-8", errors="replace")
+        return subprocess.CompletedProcess(command, process.returncode, output, None)
+
+    def nbgrader_or_raise(self, *arguments: str) -> str:
+        """Run nbgrader and raise :class:`CourseError` with its output if it fails."""
+        result = self.nbgrader(*arguments)
+        if result.returncode != 0:
+            raise CourseError(f"nbgrader {' '.join(arguments)} failed:\n{result.stdout[-4000:]}")
+        return result.stdout
+
+
+def read_json_notebook(path: Path) -> dict:
+    """Parse a notebook file as JSON (without validation)."""
+    return json.loads(path.read_text(encoding="utf-8"))

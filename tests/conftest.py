@@ -1,0 +1,21 @@
+"""Shared fixtures."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from grading_support import copy_course
+
+
+@pytest.fixture(params=["cpu", pytest.param("cuda", marks=pytest.mark.skipif(
+    not torch.cuda.is_available(), reason="needs a CUDA GPU; the CPU twin of this test runs"))])
+def device(request) -> torch.device:
+    """Run a test on the CPU, and again on CUDA where a GPU exists."""
+    return torch.device(request.param)
+
+
+@pytest.fixture(scope="session")
+def course(tmp_path_factory):
+    """A scratch copy of the course (solutions, exercises, nbgrader config) that grading may write into."""
+    return copy_course(tmp_path_factory.mktemp("course"))

@@ -1,0 +1,95 @@
+"""Helpers for the grading tests: a scratch copy of the course, and submissions made from its notebooks."""
+
+from __future__ import annotations
+
+import copy
+import json
+import shutil
+from pathlib import Path
+
+from transformer_course.grading.autograde import GradingLimits, SubmissionResult, autograde
+from transformer_course.grading.course import Course
+
+REPOSITORY = Path(__file__).resolve().parents[1]
+COURSE_FILES = ("solutions", "exercises", "nbgrader_config.py", "_config.yml")
+
+# Limits small enough that broken submissions fail fast in tests.
+TEST_LIMITS = GradingLimits(cell_timeout=10, submission_timeout=300, memory_limit_mb=3072)
+
+
+def copy_course(target: Path) -> Course:
+    """A copy of the repository's course files in ``target`` (grading writes into its root)."""
+    target.mkdir(parents=True, exist_ok=True)
+    for name in COURSE_FILES:
+        source = REPOSITORY / name
+        if source.is_dir():
+            shutil.copytree(source, target / name)
+        else:
+            shutil.copyfile(source, target / name)
+    return Course(target)
+
+
+def assignments() -> list[str]:
+    return Course(REPOSITORY).assignments()
+
+
+def notebook_name(assignment: str) -> str:
+    (path,) = Course(REPOSITORY).source_notebooks(assignment)
+    return path.name
+
+
+def solution_notebook(assignment: str) -> dict:
+    return json.loads((REPOSITORY / "solutions" / assignment / notebook_name(assignment)).read_text(encoding="utf-8"))
+
+
+def exercise_notebook(assignment: str) -> dict:
+    return json.loads((REPOSITORY / "exercises" / assignment / notebook_name(assignment)).read_text(encoding="utf-8"))
+
+
+def answer_cell_ids(notebook: dict) -> list[str]:
+    """grade_ids of the cells a learner fills in, in notebook order."""
+    return [
+        cell["metadata"]["nbgrader"]["grade_id"]
+        for cell in notebook["cells"]
+        if cell.get("metadata", {}).get("nbgrader", {}).get("solution")
+    ]
+
+
+def partly_done_notebook(assignment: str) -> dict:
+    """The learner notebook with the first half of its answer cells filled in from the solution."""
+    solution = {cell["id"]: cell for cell in solution_notebook(assignment)["cells"]}
+    notebook = exercise_notebook(assignment)
+    answers = answer_cell_ids(notebook)
+    done = set(answers[: (len(answers) + 1) // 2])
+    for cell in notebook["cells"]:
+        if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") in done:
+            cell["source"] = copy.deepcopy(solution[cell["id"]]["source"])
+    return notebook
+
+
+def with_appended_code(notebook: dict, grade_id: str, code: str) -> dict:
+    """A copy of ``notebook`` with ``code`` added at the end of the cell ``grade_id``."""
+    notebook = copy.deepcopy(notebook)
+    for cell in notebook["cells"]:
+        if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") == grade_id:
+            cell["source"] = "".join(cell["source"]) + "\n" + code
+            return notebook
+    raise KeyError(grade_id)
+
+
+def write_submissions(directory: Path, assignment: str, submissions: dict[str, dict | str]) -> Path:
+    """``directory/<student>/<notebook>.ipynb`` for each student (a dict is a notebook, a str raw file text)."""
+    name = notebook_name(assignment)
+    for student, content in submissions.items():
+        filename = name
+        if isinstance(content, tuple):  # (file name, content): a notebook under another name
+            filename, content = content
+        (directory / student).mkdir(parents=True, exist_ok=True)
+        text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
+        (directory / student / filename).write_text(text, encoding="utf-8")
+    return directory
+
+
+def grade(course: Course, assignment: str, submissions: Path, **options) -> dict[str, SubmissionResult]:
+    results = autograde(course, assignment, submissions, limits=TEST_LIMITS, **options)
+    return {result.student_id: result for result in results}

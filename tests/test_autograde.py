@@ -1,0 +1,194 @@
+"""Autograding a class: solutions score full marks, untouched exercises zero, partial work in between;
+every kind of broken submission gets its own status while the others are still graded."""
+
+from __future__ import annotations
+
+import csv
+
+import pytest
+from nbgrader.api import Gradebook
+
+from grading_support import (
+    assignments,
+    exercise_notebook,
+    grade,
+    partly_done_notebook,
+    solution_notebook,
+    with_appended_code,
+    write_submissions,
+)
+from transformer_course.grading.autograde import CSV_COLUMNS, STATUSES
+
+ASSIGNMENTS = assignments()
+FIRST = "01-attention"
+
+_graded: dict[str, dict] = {}
+
+
+@pytest.fixture
+def graded_class(course, tmp_path_factory):
+    """Grade a solution, an untouched exercise and a partly done one, once per assignment."""
+
+    def run(assignment: str):
+        if assignment not in _graded:
+            submissions = write_submissions(
+                tmp_path_factory.mktemp(f"class-{assignment}"),
+                assignment,
+                {
+                    "solution": solution_notebook(assignment),
+                    "untouched": exercise_notebook(assignment),
+                    "partly-done": partly_done_notebook(assignment),
+                },
+            )
+            _graded[assignment] = grade(course, assignment, submissions)
+        return _graded[assignment]
+
+    return run
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_solution_scores_full_marks(graded_class, assignment):
+    result = graded_class(assignment)["solution"]
+    assert result.status == "graded", result.message
+    assert result.max_score > 0 and result.score == result.max_score
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_untouched_exercise_scores_zero(graded_class, assignment):
+    result = graded_class(assignment)["untouched"]
+    assert result.status == "graded", result.message
+    assert result.score == 0
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_partly_done_exercise_scores_in_between(graded_class, assignment):
+    result = graded_class(assignment)["partly-done"]
+    assert result.status == "graded", result.message
+    assert 0 < result.score < result.max_score
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_feedback_html_is_written_for_each_graded_submission(course, graded_class, assignment):
+    for student in graded_class(assignment):
+        assert any((course.root / "feedback" / student / assignment).glob("*.html")), student
+
+
+# ----------------------------------------------------------------------------- broken submissions
+
+def _broken_class() -> dict:
+    solution = solution_notebook(FIRST)
+    other_assignment = exercise_notebook(FIRST)
+    for cell in other_assignment["cells"]:
+        if "nbgrader" in cell["metadata"]:
+            cell["metadata"]["nbgrader"]["grade_id"] = "masks-" + cell["metadata"]["nbgrader"]["grade_id"]
+    edited = solution_notebook(FIRST)
+    for cell in edited["cells"]:
+        if cell["id"] == "test-attention":
+            cell["source"] = "assert True  # the test, emptied\n"
+    edited["cells"] = [cell for cell in edited["cells"] if cell["id"] != "test-cosine"]
+    return {
+        "solution": solution,
+        "partly-done": partly_done_notebook(FIRST),
+        "invalid-json": '{"cells": [ this is not json',
+        "not-a-notebook": '{"hello": "world"}',
+        "other-assignment": ("masks.ipynb", other_assignment),
+        "edited-tests": edited,
+        "endless-loop": with_appended_code(solution, "softmax", "while True:\n    pass\n"),
+        "exits-kernel": with_appended_code(solution, "softmax", "import os\nos._exit(1)\n"),
+        "allocates-without-bound": with_appended_code(
+            solution, "softmax", "hoard = []\nwhile True:\n    hoard.append(torch.empty(10**8))\n"
+        ),
+        "calls-the-reference": with_appended_code(
+            solution,
+            "attention",
+            "import transformer_course\n"
+            "def attention(query, key, value, mask=None, scale=True):\n"
+            "    return transformer_course.scaled_dot_product_attention(query, key, value, mask)\n",
+        ),
+        "patches-comparisons": with_appended_code(
+            solution, "project-qkv", "torch.testing.assert_close = lambda *args, **kwargs: None\n"
+        ),
+    }
+
+
+@pytest.fixture(scope="module")
+def broken_class(course, tmp_path_factory):
+    submissions = write_submissions(tmp_path_factory.mktemp("broken-class"), FIRST, _broken_class())
+    out = submissions.parent / "grades.csv"
+    return grade(course, FIRST, submissions, out=out), out
+
+
+def test_good_submissions_are_graded_alongside_broken_ones(broken_class):
+    results, _ = broken_class
+    assert results["solution"].status == "graded" and results["solution"].score == results["solution"].max_score
+    assert 0 < results["partly-done"].score < results["partly-done"].max_score
+
+
+def test_invalid_json_is_reported_not_graded(broken_class):
+    result = broken_class[0]["invalid-json"]
+    assert (result.status, result.score) == ("invalid_notebook", None)
+
+
+def test_json_that_is_not_a_notebook_is_reported(broken_class):
+    assert broken_class[0]["not-a-notebook"].status == "invalid_notebook"
+
+
+def test_notebook_of_another_assignment_is_reported(broken_class):
+    result = broken_class[0]["other-assignment"]
+    assert result.status == "wrong_assignment" and "masks.ipynb" in result.message
+
+
+def test_edited_and_deleted_tests_are_restored_and_graded_with_the_originals(broken_class):
+    result = broken_class[0]["edited-tests"]
+    assert result.status == "tests_restored"
+    assert "test-attention" in result.message and "test-cosine" in result.message
+    assert result.score == result.max_score  # the solution passes the restored originals
+
+
+def test_endless_loop_is_interrupted_and_the_rest_graded(broken_class):
+    result = broken_class[0]["endless-loop"]
+    assert result.status == "timeout" and "softmax" in result.message
+    assert result.score == result.max_score  # the loop came after the function it follows
+
+
+def test_kernel_exit_keeps_the_points_earned_before_it(broken_class):
+    result = broken_class[0]["exits-kernel"]
+    assert result.status == "kernel_died" and "softmax" in result.message
+    assert 0 < result.score < result.max_score
+
+
+def test_unbounded_allocation_hits_the_memory_limit(broken_class):
+    assert broken_class[0]["allocates-without-bound"].status == "memory_limit"
+
+
+def test_handing_in_the_reference_implementation_fails_the_hidden_test(course, broken_class):
+    result = broken_class[0]["calls-the-reference"]
+    with Gradebook(course.default_db_url, course_id=course.course_id) as gradebook:
+        test_attention = gradebook.find_grade("test-attention", "attention", FIRST, "calls-the-reference")
+        assert test_attention.score == 0 and test_attention.max_score > 0
+        test_softmax = gradebook.find_grade("test-softmax", "attention", FIRST, "calls-the-reference")
+        assert test_softmax.score == test_softmax.max_score  # the learner's own parts still earn their points
+
+
+def test_patching_the_comparison_helpers_fails_every_hidden_test_after_it(broken_class):
+    result = broken_class[0]["patches-comparisons"]
+    assert result.status == "graded" and result.score == 0  # the canary trips in every test cell
+
+
+def test_grades_csv_has_one_row_per_student_with_the_documented_columns(broken_class):
+    results, out = broken_class
+    with open(out, newline="", encoding="utf-8") as file:
+        rows = list(csv.DictReader(file))
+    assert list(rows[0]) == CSV_COLUMNS
+    assert sorted(row["student_id"] for row in rows) == sorted(results)
+    assert {row["status"] for row in rows} <= set(STATUSES)
+
+
+def test_grading_again_gives_the_same_grades_and_keeps_the_others(course, broken_class, tmp_path):
+    first, _ = broken_class
+    again = grade(course, FIRST, write_submissions(tmp_path, FIRST, {name: _broken_class()[name] for name in ("solution", "partly-done")}))
+    for student in again:
+        assert again[student].score == first[student].score
+    with Gradebook(course.default_db_url, course_id=course.course_id) as gradebook:
+        graded = {submission.student.id for submission in gradebook.find_assignment(FIRST).submissions}
+    assert {"edited-tests", "exits-kernel", "endless-loop"} <= graded

@@ -1,0 +1,42 @@
+"""A learner's self-check runs the visible tests and says which pass."""
+
+from __future__ import annotations
+
+import json
+
+from grading_support import exercise_notebook, notebook_name, partly_done_notebook
+from transformer_course.cli import main
+from transformer_course.grading.check import check_notebook
+
+FIRST = "01-attention"
+
+
+def _write(tmp_path, notebook):
+    path = tmp_path / notebook_name(FIRST)
+    path.write_text(json.dumps(notebook), encoding="utf-8")
+    return path
+
+
+def test_check_passes_some_tests_of_a_partly_done_notebook(tmp_path):
+    results = check_notebook(_write(tmp_path, partly_done_notebook(FIRST)))
+    passed = [result.grade_id for result in results if result.passed]
+    assert "test-project-qkv" in passed and "test-attention" not in passed
+    failing = next(result for result in results if result.grade_id == "test-attention")
+    assert "NotImplementedError" in failing.error or "NameError" in failing.error
+
+
+def test_check_command_prints_each_test_and_fails_when_one_fails(tmp_path, capsys):
+    exit_code = main(["check", str(_write(tmp_path, exercise_notebook(FIRST)))])
+    output = capsys.readouterr().out
+    assert exit_code == 1
+    assert "FAIL  test-attention" in output and "0 of" in output
+
+
+def test_check_flags_an_edited_test_cell(tmp_path):
+    notebook = partly_done_notebook(FIRST)
+    for cell in notebook["cells"]:
+        if cell["id"] == "test-project-qkv":
+            cell["source"] = "assert True\n"
+    results = check_notebook(_write(tmp_path, notebook))
+    edited = {result.grade_id for result in results if result.edited}
+    assert edited == {"test-project-qkv"}
