@@ -1,0 +1,103 @@
+"""The course book's own Sphinx extension (registered in ``_config.yml`` under ``sphinx.local_extensions``).
+
+It does three things:
+
+1. **MathJax from the site itself.** Sphinx loads MathJax from a CDN by default, so a reader
+   offline (or a build checked on a closed network) sees raw ``$$`` instead of equations. The
+   PyPI package ``django-static-mathjax`` ships MathJax 3.2.2 as package data (a top-level
+   ``mathjax`` package; Django is not needed). Its ``es5/`` directory is copied into the site as
+   ``_static/mathjax/`` and ``mathjax_path`` points at the copy, so every page loads MathJax, its
+   fonts and its extensions from the book's own server.
+
+2. **Colab buttons only where Colab can open the page.** sphinx-book-theme gives every notebook
+   page a "Colab" launch button that opens the page's source file from the repository. The
+   chapters are MyST Markdown notebooks (``.md``), which Colab cannot open, so their button
+   would lead to an error page; it is removed. The exercise notebooks (``.ipynb``) keep theirs.
+
+3. **Each inline script once.** Sphinx 7.4 links an inline script registered after the builder
+   started (sphinx-thebe's ``const THEBE_JS_URL = ...``) twice, once under the name ``None`` and
+   once under ``''``; the second ``const`` declaration is a JavaScript error on every page. The
+   duplicate is dropped.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import mathjax  # from django-static-mathjax: MathJax's npm distribution as package data
+from sphinx.application import Sphinx
+from sphinx.config import Config
+
+MATHJAX_SOURCE = Path(mathjax.__file__).parent / "static" / "mathjax" / "es5"
+MATHJAX_TARGET = "mathjax"  # under _static/
+MATHJAX_ENTRY = "tex-mml-chtml.js"  # the component Sphinx loads by default: TeX and MathML input, HTML output
+
+
+def use_local_mathjax(app: Sphinx, config: Config) -> None:
+    """Point Sphinx at the copy under ``_static/`` (a relative ``mathjax_path`` is relative to ``_static``)."""
+    if not (MATHJAX_SOURCE / MATHJAX_ENTRY).is_file():
+        raise FileNotFoundError(
+            f"MathJax not found at {MATHJAX_SOURCE / MATHJAX_ENTRY}; install django-static-mathjax "
+            f"(pinned in requirements.txt)"
+        )
+    config.mathjax_path = f"{MATHJAX_TARGET}/{MATHJAX_ENTRY}"
+
+
+def _other_bundles(directory: str, names: list[str]) -> list[str]:
+    """Leave out the top-level combined components the book never loads (tex-svg.js, mml-chtml.js, ...).
+
+    The subdirectories stay: MathJax loads fonts, TeX extensions, its menu and the speech
+    explorer from them on demand.
+    """
+    if Path(directory) != MATHJAX_SOURCE:
+        return []
+    return [name for name in names if name.endswith(".js") and name != MATHJAX_ENTRY]
+
+
+def copy_mathjax(app: Sphinx, exception: Exception | None) -> None:
+    """After an HTML build, copy MathJax into ``_static/mathjax/`` of the site."""
+    if exception is not None or app.builder.format != "html":
+        return
+    target = Path(app.outdir) / "_static" / MATHJAX_TARGET
+    shutil.copytree(MATHJAX_SOURCE, target, ignore=_other_bundles, dirs_exist_ok=True)
+
+
+def keep_colab_button_for_ipynb_only(
+    app: Sphinx, pagename: str, templatename: str, context: dict[str, Any], doctree: Any
+) -> None:
+    """Remove the Colab launch button from pages whose source is not an ``.ipynb`` file."""
+    if Path(app.env.doc2path(pagename)).suffix == ".ipynb":
+        return
+    kept = []
+    for group in context.get("header_buttons", []):
+        if group.get("label") == "launch-buttons":
+            group["buttons"] = [button for button in group["buttons"] if button.get("text") != "Colab"]
+            if not group["buttons"]:
+                continue  # nothing left to launch: drop the rocket menu as well
+        kept.append(group)
+    context["header_buttons"] = kept
+
+
+def drop_duplicate_scripts(
+    app: Sphinx, pagename: str, templatename: str, context: dict[str, Any], doctree: Any
+) -> None:
+    """Keep the first of scripts that are equal up to a missing file name (``None`` vs ``''``)."""
+    seen = set()
+    unique = []
+    for script in context.get("script_files", []):
+        key = (getattr(script, "filename", script) or "", tuple(sorted(getattr(script, "attributes", {}).items())))
+        if key not in seen:
+            seen.add(key)
+            unique.append(script)
+    context["script_files"] = unique
+
+
+def setup(app: Sphinx) -> dict[str, Any]:
+    app.connect("config-inited", use_local_mathjax)
+    app.connect("build-finished", copy_mathjax)
+    # sphinx-book-theme adds the launch buttons at priority 501; this runs right after it.
+    app.connect("html-page-context", keep_colab_button_for_ipynb_only, priority=502)
+    app.connect("html-page-context", drop_duplicate_scripts, priority=900)
+    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,329 @@
+"""The book builds cleanly, and reads correctly in a real browser.
+
+The build runs ``jupyter-book build . -W -n --keep-going``: every Sphinx warning is an error, so a
+broken cross-reference, a missing figure, an unknown citation or a failing code cell fails it.
+Chapters are executed through the execution cache (``_build/.jupyter_cache``), so a build after
+``make book`` only re-executes the chapters whose code changed.
+
+The built site is then served on 127.0.0.1 and every page of the table of contents is opened in
+headless Chromium (driven by Selenium through Debian's ``chromedriver``). Each page is loaded
+once; the tests below check what was seen there. Screenshots of two pages are saved to
+``_build/screenshots/`` for a person to look at.
+
+Chromium is needed: ``apt-get install chromium chromium-driver``. Without it the browser tests
+fail, unless ``BOOK_BROWSER_TEST=skip`` is set, which skips them and says why.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+import yaml
+
+REPOSITORY_ROOT = Path(__file__).resolve().parents[1]
+BUILD_DIR = REPOSITORY_ROOT / "_build"
+HTML_DIR = BUILD_DIR / "html"
+SCREENSHOT_DIR = BUILD_DIR / "screenshots"
+CHROMEDRIVER = Path("/usr/bin/chromedriver")
+# Without the networking flags Chromium keeps trying to reach Google's services and stalls on a
+# closed network; a fresh --user-data-dir is added per run.
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-quic",
+    "--window-size=1366,900",
+]
+PAGE_TIMEOUT_S = 60
+COLAB = "https://colab.research.google.com"
+
+
+def toc_pages() -> list[str]:
+    """Every document of ``_toc.yml``, in reading order (paths without suffix)."""
+    toc = yaml.safe_load((REPOSITORY_ROOT / "_toc.yml").read_text())
+    pages = [toc["root"]]
+    for part in toc.get("parts", []):
+        pages.extend(chapter["file"] for chapter in part["chapters"])
+    return pages
+
+
+def expected_colab_url(page: str) -> str:
+    """The Colab link of an exercise page: the notebook in the repository named in _config.yml."""
+    config = yaml.safe_load((REPOSITORY_ROOT / "_config.yml").read_text())
+    repository = config["repository"]
+    org, repo = urlsplit(repository["url"]).path.strip("/").split("/")[:2]
+    return f"{COLAB}/github/{org}/{repo}/blob/{repository['branch']}/{page}.ipynb"
+
+
+PAGES = toc_pages()
+EXERCISE_PAGES = [page for page in PAGES if page.startswith("exercises/")]
+CHAPTER_PAGES = [page for page in PAGES if page.startswith("book/")]
+
+
+# --------------------------------------------------------------------------------------------
+# The build
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def book_build() -> subprocess.CompletedProcess:
+    """Build the book once per test session, warnings as errors, reusing the execution cache."""
+    jupyter_book = Path(sys.executable).with_name("jupyter-book")
+    environment = dict(os.environ)
+    # The chapters import the package from this checkout, installed or not.
+    environment["PYTHONPATH"] = os.pathsep.join(
+        filter(None, [str(REPOSITORY_ROOT / "src"), environment.get("PYTHONPATH")])
+    )
+    return subprocess.run(
+        [str(jupyter_book), "build", ".", "-W", "-n", "--keep-going"],
+        cwd=REPOSITORY_ROOT,
+        env=environment,
+        capture_output=True,
+        text=True,
+    )
+
+
+def build_problems(build: subprocess.CompletedProcess) -> str:
+    """The warning and error lines of a build log (or its tail when there are none)."""
+    log = build.stdout + build.stderr
+    lines = [line for line in log.splitlines() if ("WARNING" in line or "ERROR" in line) and "IPKernelApp" not in line]
+    return "\n".join(lines) or log[-5000:]
+
+
+def test_book_builds_with_warnings_as_errors(book_build):
+    assert book_build.returncode == 0, f"jupyter-book build -W -n failed:\n{build_problems(book_build)}"
+
+
+def test_build_writes_a_page_for_every_toc_entry(book_build):
+    missing = [page for page in PAGES if not (HTML_DIR / f"{page}.html").is_file()]
+    assert not missing, f"no HTML page for {missing}"
+
+
+def test_solutions_are_not_part_of_the_site(book_build):
+    assert not (HTML_DIR / "solutions").exists(), "solutions/ must never be published"
+
+
+def test_exercise_notebooks_are_not_executed(book_build):
+    # myst-nb writes every notebook it renders to _build/jupyter_execute; an executed one has
+    # execution counts (the released notebooks have none: nbgrader clears them).
+    executed = []
+    for page in EXERCISE_PAGES:
+        rendered = json.loads((BUILD_DIR / "jupyter_execute" / f"{page}.ipynb").read_text())
+        if any(cell.get("execution_count") for cell in rendered["cells"] if cell["cell_type"] == "code"):
+            executed.append(page)
+    assert not executed, f"learners' notebooks executed at build time: {executed}"
+
+
+# --------------------------------------------------------------------------------------------
+# The browser
+# --------------------------------------------------------------------------------------------
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format, *args):  # noqa: A002 (the base class's signature)
+        pass
+
+
+@pytest.fixture(scope="session")
+def site_url(book_build):
+    """Serve _build/html on 127.0.0.1 at a free port for the whole session."""
+    if book_build.returncode != 0:
+        pytest.fail(f"the book did not build, so it cannot be read:\n{build_problems(book_build)}")
+    handler = functools.partial(_QuietHandler, directory=str(HTML_DIR))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def _find_chromium() -> str:
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium and CHROMEDRIVER.is_file():
+        return chromium
+    reason = (
+        "headless Chromium is needed to read the book: install Debian's packages with "
+        "`apt-get install chromium chromium-driver` (found chromium: "
+        f"{chromium or 'no'}, {CHROMEDRIVER}: {'yes' if CHROMEDRIVER.is_file() else 'no'})"
+    )
+    if os.environ.get("BOOK_BROWSER_TEST") == "skip":
+        pytest.skip(f"BOOK_BROWSER_TEST=skip: {reason}")
+    pytest.fail(f"{reason}; set BOOK_BROWSER_TEST=skip to skip the browser tests")
+
+
+@pytest.fixture(scope="session")
+def browser(tmp_path_factory):
+    """Headless Chromium with a fresh profile, recording console messages and network requests."""
+    chromium = _find_chromium()
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for flag in CHROMIUM_FLAGS:
+        options.add_argument(flag)
+    options.add_argument(f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}")
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
+    driver = webdriver.Chrome(options=options, service=Service(executable_path=str(CHROMEDRIVER)))
+    driver.set_page_load_timeout(PAGE_TIMEOUT_S)
+    driver.set_script_timeout(PAGE_TIMEOUT_S)
+    yield driver
+    driver.quit()
+
+
+@dataclass
+class PageVisit:
+    """What the browser saw on one page."""
+
+    page: str
+    title: str = ""
+    console_errors: list[str] = field(default_factory=list)
+    requested_urls: list[str] = field(default_factory=list)
+    mathjax: str = ""  # "ok", "absent" (no equation on the page) or the error
+    equations: int = 0  # elements holding TeX (span.math / div.math)
+    untypeset: list[str] = field(default_factory=list)  # those MathJax left as raw TeX
+    raw_double_dollars: bool = False  # "$$" left in the text outside code
+    broken_images: list[str] = field(default_factory=list)
+    colab_links: list[str] = field(default_factory=list)
+
+
+# Runs in the page once MathJax (if any) has finished its first typesetting pass.
+_INSPECT_PAGE = """
+const equations = Array.from(document.querySelectorAll("span.math, div.math"));
+const text = (document.querySelector("main") || document.body).cloneNode(true);
+text.querySelectorAll("pre, code, script, style, mjx-container").forEach(node => node.remove());
+return {
+  title: document.title,
+  equations: equations.length,
+  untypeset: equations.filter(e => !e.querySelector("mjx-container")).map(e => e.textContent.slice(0, 80)),
+  raw_double_dollars: text.textContent.includes("$$"),
+  broken_images: Array.from(document.images).filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.src),
+  colab_links: Array.from(document.querySelectorAll('a[href^="%s"]')).map(a => a.href),
+};
+""" % COLAB
+
+_WAIT_FOR_MATHJAX = """
+const done = arguments[arguments.length - 1];
+if (!(window.MathJax && window.MathJax.startup && window.MathJax.startup.promise)) { done("absent"); return; }
+window.MathJax.startup.promise.then(() => done("ok"), error => done("MathJax failed: " + error));
+"""
+
+
+def _requested_urls(driver) -> list[str]:
+    urls = []
+    for entry in driver.get_log("performance"):
+        message = json.loads(entry["message"])["message"]
+        if message["method"] == "Network.requestWillBeSent":
+            urls.append(message["params"]["request"]["url"])
+    return urls
+
+
+def _visit(driver, site_url: str, page: str) -> PageVisit:
+    driver.get_log("browser")  # drop what earlier pages left behind
+    driver.get_log("performance")
+    driver.get(f"{site_url}/{page}.html")
+    visit = PageVisit(page=page)
+    visit.mathjax = driver.execute_async_script(_WAIT_FOR_MATHJAX)
+    for name, value in driver.execute_script(_INSPECT_PAGE).items():
+        setattr(visit, name, value)
+    visit.console_errors = [entry["message"] for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
+    visit.requested_urls = _requested_urls(driver)
+    return visit
+
+
+def _screenshot(driver, site_url: str, page: str, name: str, scroll_to_first_figure: bool) -> None:
+    driver.get(f"{site_url}/{page}.html")
+    driver.execute_async_script(_WAIT_FOR_MATHJAX)
+    if scroll_to_first_figure:
+        driver.execute_script(
+            "const image = document.querySelector('main img');"
+            "if (image) image.scrollIntoView({block: 'center'});"
+        )
+        time.sleep(0.5)
+    SCREENSHOT_DIR.mkdir(parents=True, exist_ok=True)
+    driver.save_screenshot(str(SCREENSHOT_DIR / name))
+
+
+@pytest.fixture(scope="session")
+def visits(browser, site_url) -> dict[str, PageVisit]:
+    """Open every page of the table of contents once; save two screenshots."""
+    seen = {page: _visit(browser, site_url, page) for page in PAGES}
+    _screenshot(browser, site_url, "book/01-attention", "01-attention.png", scroll_to_first_figure=False)
+    _screenshot(browser, site_url, "book/03-positional-encoding", "03-positional-encoding.png", scroll_to_first_figure=True)
+    return seen
+
+
+def test_every_page_loads_without_console_errors(visits):
+    errors = {page: visit.console_errors for page, visit in visits.items() if visit.console_errors}
+    assert not errors, f"console errors: {json.dumps(errors, indent=1)}"
+
+
+def test_mathjax_typesets_every_equation(visits):
+    failed = {page: visit.mathjax for page, visit in visits.items() if visit.equations and visit.mathjax != "ok"}
+    assert not failed, f"MathJax did not run: {failed}"
+    untypeset = {page: visit.untypeset for page, visit in visits.items() if visit.untypeset}
+    assert not untypeset, f"equations left as raw TeX: {untypeset}"
+    assert sum(visits[page].equations for page in CHAPTER_PAGES) > 0, "no equation found in any chapter"
+
+
+def test_no_raw_double_dollars_are_left_in_the_text(visits):
+    pages = [page for page, visit in visits.items() if visit.raw_double_dollars]
+    assert not pages, f"'$$' left unrendered on {pages}"
+
+
+def test_every_image_loads(visits):
+    broken = {page: visit.broken_images for page, visit in visits.items() if visit.broken_images}
+    assert not broken, f"images with naturalWidth 0: {broken}"
+
+
+def test_pages_fetch_nothing_from_the_internet(visits, site_url):
+    # chrome:// and data: URLs are the browser's own; anything over the network must be the site.
+    def outside(url: str) -> bool:
+        return urlsplit(url).scheme in ("http", "https", "ws", "wss") and not url.startswith(f"{site_url}/")
+
+    fetched = {page: sorted({url for url in visit.requested_urls if outside(url)}) for page, visit in visits.items()}
+    fetched = {page: urls for page, urls in fetched.items() if urls}
+    assert not fetched, f"pages fetched from outside the site: {json.dumps(fetched, indent=1)}"
+
+
+@pytest.mark.parametrize("page", EXERCISE_PAGES)
+def test_exercise_page_has_a_colab_button_for_its_notebook(visits, page):
+    assert expected_colab_url(page) in visits[page].colab_links, (
+        f"{page}: expected a Colab launch button to {expected_colab_url(page)}, found {visits[page].colab_links}"
+    )
+
+
+def test_chapter_pages_offer_no_colab_button_colab_cannot_open(visits):
+    # Chapters are Markdown notebooks; Colab opens only .ipynb files from a repository.
+    broken = {page: visits[page].colab_links for page in CHAPTER_PAGES if visits[page].colab_links}
+    assert not broken, f"Colab buttons on Markdown pages: {broken}"
+
+
+def test_search_finds_positional_encoding(browser, site_url, book_build):
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    browser.get(f"{site_url}/search.html?q=positional+encoding")
+    WebDriverWait(browser, PAGE_TIMEOUT_S).until(
+        lambda driver: driver.execute_script("return document.querySelectorAll('#search-results li').length > 0")
+    )
+    links = browser.execute_script(
+        "return Array.from(document.querySelectorAll('#search-results li a')).map(a => a.href)"
+    )
+    assert any("book/03-positional-encoding.html" in link for link in links), f"search results: {links}"
