@@ -62,6 +62,7 @@ class GradingLimits:
     cell_timeout: int = 60  # seconds per cell before the kernel is interrupted
     submission_timeout: int = 900  # seconds for the whole submission before it is killed
     memory_limit_mb: int = 3072  # address space of nbgrader and of the kernel, each
+    threads: int = 1  # PyTorch threads per kernel: parallel jobs, not threads, use the cores
 
 
 @dataclass
@@ -238,6 +239,7 @@ def _grade(course: Course, assignment: str, prepared: _Prepared, limits: Grading
             timeout=limits.submission_timeout,
             preexec_fn=_memory_limiter(limits.memory_limit_mb),
             log_path=log_path,
+            environment={"OMP_NUM_THREADS": str(limits.threads), "MKL_NUM_THREADS": str(limits.threads)},
         )
     except subprocess.TimeoutExpired:
         result.status, result.score = "timeout", 0.0

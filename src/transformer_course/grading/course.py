@@ -83,9 +83,16 @@ class Course:
         return repository["url"].rstrip("/"), repository.get("branch", "main")
 
     def nbgrader(
-        self, *arguments: str, timeout: float | None = None, preexec_fn=None, log_path: Path | None = None
+        self,
+        *arguments: str,
+        timeout: float | None = None,
+        preexec_fn=None,
+        log_path: Path | None = None,
+        environment: dict[str, str] | None = None,
     ) -> subprocess.CompletedProcess:
         """Run ``nbgrader ARGUMENTS`` in the course root; output goes to ``log_path`` (or is captured).
+
+        ``environment`` adds variables for nbgrader and the kernels it starts.
 
         Raises:
             subprocess.TimeoutExpired: after ``timeout`` seconds (the whole process group is killed).
@@ -93,7 +100,7 @@ class Course:
         command = [sys.executable, "-m", "nbgrader", *arguments]
         # nbgrader runs helper programs (alembic) found on PATH: put this environment's first.
         path = os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])
-        environment = dict(os.environ, PYTHONUNBUFFERED="1", PATH=path)
+        environment = dict(os.environ, PYTHONUNBUFFERED="1", PATH=path, **(environment or {}))
         log = open(log_path, "w", encoding="utf-8") if log_path else subprocess.PIPE
         try:
             process = subprocess.Popen(
