@@ -28,6 +28,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import math
+import sys
 import types
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator
@@ -91,6 +92,9 @@ def pristine(module_name: str) -> types.ModuleType:
     )
     copy = importlib.util.module_from_spec(spec)
     copy.__package__ = module.__package__  # so that relative imports resolve to the real package
+    # Registered under its private name while it runs, as an import would: a module defining a
+    # dataclass needs to find itself in sys.modules. Each call replaces the previous copy.
+    sys.modules[spec.name] = copy
     spec.loader.exec_module(copy)
     return copy
 
