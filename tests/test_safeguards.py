@@ -53,6 +53,21 @@ def test_pristine_module_ignores_monkeypatching(monkeypatch):
     assert output.shape == (2, 3, 4) and weights.shape == (2, 3, 3)
 
 
+@pytest.mark.parametrize(
+    "module_name",
+    [
+        "transformer_course.attention",
+        "transformer_course.multi_head_attention",  # defines a dataclass (KeyValueCache)
+        "transformer_course.positional_encoding",
+        "transformer_course.masks",
+        "transformer_course.decoder",  # defines a dataclass (DecoderLayerCache)
+    ],
+)
+def test_pristine_copies_every_reference_module(module_name):
+    copy = safeguards.pristine(module_name)
+    assert copy is not importlib.import_module(module_name) and copy.__name__.startswith("_pristine_")
+
+
 def test_forbidden_python_function_raises_through_every_alias():
     query = torch.randn(1, 2, 4)
     with safeguards.forbidden("transformer_course.scaled_dot_product_attention"):
