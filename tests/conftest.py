@@ -1,4 +1,4 @@
-"""Shared fixtures."""
+"""Shared fixtures: every device-dependent test runs on the CPU, and again on a CUDA GPU if present."""
 
 from __future__ import annotations
 
@@ -8,10 +8,22 @@ import torch
 from grading_support import copy_course
 
 
-@pytest.fixture(params=["cpu", pytest.param("cuda", marks=pytest.mark.skipif(
-    not torch.cuda.is_available(), reason="needs a CUDA GPU; the CPU twin of this test runs"))])
-def device(request) -> torch.device:
-    """Run a test on the CPU, and again on CUDA where a GPU exists."""
+@pytest.fixture(
+    params=[
+        "cpu",
+        pytest.param(
+            "cuda",
+            marks=[
+                pytest.mark.cuda,
+                pytest.mark.skipif(
+                    not torch.cuda.is_available(), reason="needs a CUDA GPU; the CPU twin of this test runs"
+                ),
+            ],
+        ),
+    ]
+)
+def device(request: pytest.FixtureRequest) -> torch.device:
+    """The device a test runs on: ``cpu``, then ``cuda`` when a GPU exists."""
     return torch.device(request.param)
 
 

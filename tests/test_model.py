@@ -1,0 +1,195 @@
+"""The encoder-decoder Transformer (paper §3, Figure 1): shapes, symmetry, causality, weight tying,
+caching, padding and precision."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from pytorch_reference import TOLERANCE
+from transformer_course import (
+    LearnedPositionalEmbedding,
+    SinusoidalPositionalEncoding,
+    Transformer,
+    padding_mask,
+    recording_attention,
+    target_mask,
+)
+
+SRC_VOCAB, TGT_VOCAB, D_MODEL, HEADS, LAYERS, D_FF, PAD = 23, 19, 16, 4, 2, 32, 0
+
+
+def small_model(device, src_vocab_size: int = SRC_VOCAB, tgt_vocab_size: int = TGT_VOCAB, **options) -> Transformer:
+    """A two-layer model in eval mode, dropout 0 unless asked for."""
+    torch.manual_seed(0)
+    options = {"dropout": 0.0, "max_len": 64} | options
+    model = Transformer(src_vocab_size, tgt_vocab_size, D_MODEL, HEADS, LAYERS, D_FF, **options)
+    return model.to(device).eval()
+
+
+def tokens(batch: int, length: int, vocab: int, device) -> torch.Tensor:
+    return torch.randint(1, vocab, (batch, length), device=device)  # ids ≥ 1: no padding
+
+
+def test_logits_have_shape_batch_by_target_length_by_target_vocabulary(device):
+    model = small_model(device)
+    logits = model(tokens(3, 7, SRC_VOCAB, device), tokens(3, 5, TGT_VOCAB, device))
+    assert logits.shape == (3, 5, TGT_VOCAB)
+
+
+def test_encoder_stack_without_positions_is_permutation_equivariant(device):
+    model = small_model(device)
+    x = torch.randn(2, 6, D_MODEL, device=device)
+    permutation = torch.tensor([3, 0, 5, 1, 4, 2], device=device)
+    torch.testing.assert_close(model.encoder(x[:, permutation]), model.encoder(x)[:, permutation], **TOLERANCE)
+
+
+def test_encode_with_positions_is_not_permutation_equivariant(device):
+    model = small_model(device)
+    src = tokens(2, 6, SRC_VOCAB, device)
+    permutation = torch.tensor([3, 0, 5, 1, 4, 2], device=device)
+    difference = (model.encode(src[:, permutation]) - model.encode(src)[:, permutation]).abs().max()
+    assert difference > 1e-2
+
+
+@pytest.mark.parametrize("fused", [False, True], ids=["reference", "fused"])
+def test_logits_at_position_t_ignore_target_tokens_after_t(fused, device):
+    model = small_model(device, fused_attention=fused)
+    src, tgt = tokens(2, 7, SRC_VOCAB, device), tokens(2, 6, TGT_VOCAB, device)
+    changed = tgt.clone()
+    changed[:, 3:] = (tgt[:, 3:] % (TGT_VOCAB - 1)) + 1  # every token after position 2 is different
+    assert torch.all(changed[:, 3:] != tgt[:, 3:])
+    before, after = model(src, tgt), model(src, changed)
+    torch.testing.assert_close(after[:, :3], before[:, :3], **TOLERANCE)
+    assert (after[:, 3:] - before[:, 3:]).abs().max() > 1e-3  # the later positions do see their tokens
+
+
+def test_tied_output_projection_shares_the_target_embedding_storage():
+    model = small_model("cpu")
+    assert model.output_projection.weight is model.target_embedding.weight
+    assert model.output_projection.weight.data_ptr() == model.target_embedding.weight.data_ptr()
+
+
+def test_tied_embeddings_also_share_the_source_table_when_vocabularies_match():
+    model = small_model("cpu", src_vocab_size=TGT_VOCAB)
+    assert model.source_embedding.weight.data_ptr() == model.target_embedding.weight.data_ptr()
+
+
+def test_tied_embeddings_keep_the_source_table_separate_when_vocabularies_differ():
+    model = small_model("cpu")
+    assert model.source_embedding.weight.data_ptr() != model.target_embedding.weight.data_ptr()
+
+
+def test_tied_weights_stay_shared_after_moving_to_the_device(device):
+    model = small_model(device, src_vocab_size=TGT_VOCAB)
+    shared = model.target_embedding.weight.data_ptr()
+    assert model.output_projection.weight.data_ptr() == shared == model.source_embedding.weight.data_ptr()
+
+
+def test_untied_model_has_its_own_output_projection():
+    model = small_model("cpu", tie_embeddings=False, src_vocab_size=TGT_VOCAB)
+    pointers = {model.output_projection.weight.data_ptr(), model.target_embedding.weight.data_ptr(), model.source_embedding.weight.data_ptr()}
+    assert len(pointers) == 3
+
+
+def test_learned_positions_option_uses_a_trained_embedding(device):
+    model = small_model(device, positional="learned")
+    assert isinstance(model.source_positions, LearnedPositionalEmbedding)
+    assert isinstance(model.target_positions, LearnedPositionalEmbedding)
+    logits = model(tokens(2, 7, SRC_VOCAB, device), tokens(2, 5, TGT_VOCAB, device))
+    logits.sum().backward()
+    assert model.target_positions.embedding.weight.grad[:5].abs().sum() > 0
+
+
+def test_sinusoidal_positions_are_the_default():
+    assert isinstance(small_model("cpu").source_positions, SinusoidalPositionalEncoding)
+
+
+def test_unknown_positional_option_raises_naming_the_choices():
+    with pytest.raises(ValueError, match=r"positional must be one of \['learned', 'sinusoidal'\], got 'rotary'"):
+        Transformer(SRC_VOCAB, TGT_VOCAB, D_MODEL, HEADS, positional="rotary")
+
+
+def test_fused_and_reference_attention_give_the_same_logits(device):
+    model = small_model(device, fused_attention=True)
+    src, tgt = tokens(2, 7, SRC_VOCAB, device), tokens(2, 5, TGT_VOCAB, device)
+    src[1, 4:] = PAD
+    src_mask, tgt_mask = padding_mask(src, PAD), target_mask(tgt, PAD)
+    fused = model(src, tgt, src_mask, tgt_mask)
+    with recording_attention(model):
+        reference = model(src, tgt, src_mask, tgt_mask)
+    torch.testing.assert_close(fused, reference, **TOLERANCE)
+
+
+def test_recording_attention_keeps_weights_then_restores_the_fused_path():
+    model = small_model("cpu", fused_attention=True)
+    cross_attention = model.decoder.layers[0].cross_attention
+    with recording_attention(model):
+        model(tokens(2, 7, SRC_VOCAB, "cpu"), tokens(2, 5, TGT_VOCAB, "cpu"))
+        assert cross_attention.attention_weights.shape == (2, HEADS, 5, 7)
+    assert cross_attention.fused
+
+
+@pytest.mark.parametrize("fused", [False, True], ids=["reference", "fused"])
+def test_cached_decoding_one_token_at_a_time_equals_decoding_the_whole_prefix(fused, device):
+    model = small_model(device, fused_attention=fused)
+    src, tgt = tokens(2, 7, SRC_VOCAB, device), tokens(2, 6, TGT_VOCAB, device)
+    src[0, 5:] = PAD
+    src_mask = padding_mask(src, PAD)
+    memory = model.encode(src, src_mask)
+    expected = model.decode(tgt, memory, src_mask)  # causal mask by default
+    cache = model.decoder.new_cache()
+    steps = [model.decode(tgt[:, t : t + 1], memory, src_mask, cache=cache) for t in range(6)]
+    torch.testing.assert_close(torch.cat(steps, dim=1), expected, **TOLERANCE)
+
+
+def test_cached_decoding_continues_positions_after_the_cached_prefix(device):
+    model = small_model(device)
+    src, tgt = tokens(1, 5, SRC_VOCAB, device), tokens(1, 6, TGT_VOCAB, device)
+    memory = model.encode(src)
+    cache = model.decoder.new_cache()
+    model.decode(tgt[:, :4], memory, cache=cache)  # a prefix of 4 at once, then 2 more
+    continued = model.decode(tgt[:, 4:], memory, cache=cache)
+    torch.testing.assert_close(continued, model.decode(tgt, memory)[:, 4:], **TOLERANCE)
+
+
+def test_source_padding_tokens_do_not_change_outputs_when_masked(device):
+    model = small_model(device)
+    src, tgt = tokens(2, 8, SRC_VOCAB, device), tokens(2, 5, TGT_VOCAB, device)
+    src[0, 5:] = PAD
+    src[1, 3:] = PAD
+    mask = padding_mask(src, PAD)
+    other = src.clone()
+    other[~mask[:, 0, 0]] = torch.randint(1, SRC_VOCAB, (int((~mask).sum()),), device=device)  # garbage in the padding
+    torch.testing.assert_close(model(other, tgt, mask), model(src, tgt, mask), **TOLERANCE)
+    real = mask[:, 0, 0]
+    torch.testing.assert_close(model.encode(other, mask)[real], model.encode(src, mask)[real], **TOLERANCE)
+
+
+def test_source_padding_tokens_do_change_outputs_without_the_mask(device):
+    model = small_model(device)
+    src, tgt = tokens(1, 8, SRC_VOCAB, device), tokens(1, 5, TGT_VOCAB, device)
+    other = src.clone()
+    other[0, 5:] = (src[0, 5:] % (SRC_VOCAB - 1)) + 1
+    assert (model(other, tgt) - model(src, tgt)).abs().max() > 1e-3
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=["float16", "bfloat16"])
+@pytest.mark.parametrize("fused", [False, True], ids=["reference", "fused"])
+def test_model_runs_in_half_precision_with_finite_outputs(dtype, fused, device):
+    model = small_model(device, fused_attention=fused).to(dtype)
+    src, tgt = tokens(2, 7, SRC_VOCAB, device), tokens(2, 5, TGT_VOCAB, device)
+    src[1, 4:] = PAD
+    logits = model(src, tgt, padding_mask(src, PAD), target_mask(tgt, PAD))
+    assert logits.dtype == dtype
+    assert torch.isfinite(logits).all()
+
+
+def test_training_step_gives_finite_gradients_to_every_parameter(device):
+    model = small_model(device, dropout=0.1).train()
+    src, tgt = tokens(2, 7, SRC_VOCAB, device), tokens(2, 5, TGT_VOCAB, device)
+    src[1, 4:] = PAD
+    logits = model(src, tgt, padding_mask(src, PAD), target_mask(tgt, PAD))
+    torch.nn.functional.cross_entropy(logits.flatten(0, 1), tgt.flatten()).backward()
+    for name, parameter in model.named_parameters():
+        assert parameter.grad is not None and torch.isfinite(parameter.grad).all(), name
