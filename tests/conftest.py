@@ -1,4 +1,4 @@
-"""Shared fixtures: every device-dependent test runs on the CPU, and again on a CUDA GPU if present."""
+"""Shared fixtures: the device a test runs on (the CPU, and a CUDA GPU when present), and a scratch course."""
 
 from __future__ import annotations
 

@@ -8,6 +8,10 @@ import torch
 
 from pytorch_reference import TOLERANCE
 from transformer_course import (
+    Decoder,
+    DecoderLayer,
+    Encoder,
+    EncoderLayer,
     LearnedPositionalEmbedding,
     SinusoidalPositionalEncoding,
     Transformer,
@@ -193,3 +197,11 @@ def test_training_step_gives_finite_gradients_to_every_parameter(device):
     torch.nn.functional.cross_entropy(logits.flatten(0, 1), tgt.flatten()).backward()
     for name, parameter in model.named_parameters():
         assert parameter.grad is not None and torch.isfinite(parameter.grad).all(), name
+
+
+def test_encoder_and_decoder_layers_start_from_different_weights():
+    encoder = Encoder(EncoderLayer(16, 2, 32, dropout=0.0), num_layers=3)
+    decoder = Decoder(DecoderLayer(16, 2, 32, dropout=0.0), num_layers=3)
+    for stack in (encoder, decoder):
+        first, second = stack.layers[0].self_attention.w_q.weight, stack.layers[1].self_attention.w_q.weight
+        assert first.shape == second.shape and not torch.equal(first, second)

@@ -17,11 +17,11 @@ grow by one position per step, cross-attention's are computed once from the memo
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass, field
 
 from torch import Tensor, nn
 
+from .encoder import independent_copies
 from .feed_forward import PositionwiseFeedForward
 from .multi_head_attention import KeyValueCache, MultiHeadAttention
 from .sublayers import SublayerConnection
@@ -91,13 +91,13 @@ class Decoder(nn.Module):
     """``num_layers`` independent copies of ``layer``, then a final LayerNorm for Pre-LN.
 
     Args:
-        layer: the layer to copy (each copy gets its own parameters).
+        layer: the layer to copy (each copy gets its own freshly initialised parameters).
         num_layers: ``N`` (6 in the paper).
     """
 
     def __init__(self, layer: DecoderLayer, num_layers: int):
         super().__init__()
-        self.layers = nn.ModuleList(copy.deepcopy(layer) for _ in range(num_layers))
+        self.layers = independent_copies(layer, num_layers)
         norm_first = layer.self_attention_sublayer.norm_first
         d_model = layer.self_attention.d_model
         self.final_norm = nn.LayerNorm(d_model) if norm_first else nn.Identity()

@@ -47,6 +47,19 @@ class EncoderLayer(nn.Module):
         return self.feed_forward_sublayer(x, self.feed_forward)
 
 
+def independent_copies(layer: nn.Module, count: int) -> nn.ModuleList:
+    """``count`` copies of ``layer`` with the same structure and freshly initialised weights each.
+
+    (``nn.TransformerEncoder`` deep-copies its layer, so all its layers start from identical
+    weights; here every layer starts from its own random draw, as separately built layers would.)
+    """
+    copies = nn.ModuleList(copy.deepcopy(layer) for _ in range(count))
+    for module in copies.modules():
+        if module is not copies and hasattr(module, "reset_parameters"):
+            module.reset_parameters()
+    return copies
+
+
 class Encoder(nn.Module):
     """``num_layers`` independent copies of ``layer``, then a final LayerNorm for Pre-LN.
 
@@ -54,13 +67,13 @@ class Encoder(nn.Module):
     LayerNorm is added; a Post-LN stack already ends with one.
 
     Args:
-        layer: the layer to copy (each copy gets its own parameters).
+        layer: the layer to copy (each copy gets its own freshly initialised parameters).
         num_layers: ``N`` (6 in the paper).
     """
 
     def __init__(self, layer: EncoderLayer, num_layers: int):
         super().__init__()
-        self.layers = nn.ModuleList(copy.deepcopy(layer) for _ in range(num_layers))
+        self.layers = independent_copies(layer, num_layers)
         norm_first = layer.attention_sublayer.norm_first
         d_model = layer.self_attention.d_model
         self.final_norm = nn.LayerNorm(d_model) if norm_first else nn.Identity()
