@@ -95,20 +95,25 @@ def numbers_task(seed: int = 0, train_size: int = 200_000, validation_size: int 
     return TranslationTask("numbers", splits, english, chinese, "exact_match", arguments)
 
 
-def copy_task(seed: int = 0, vocabulary_size: int = 10, max_length: int = 12, train_size: int = 20_000) -> TranslationTask:
+def copy_task(
+    seed: int = 0, vocabulary_size: int = 10, max_length: int = 12, train_size: int = 20_000, validation_size: int = 500, test_size: int = 500
+) -> TranslationTask:
     """Copy a sequence of letters (see :mod:`.toy_tasks`)."""
-    return _sequence_task("copy", toy_tasks.copy_sequence, seed, vocabulary_size, max_length, train_size)
+    arguments = dict(seed=seed, vocabulary_size=vocabulary_size, max_length=max_length, train_size=train_size, validation_size=validation_size, test_size=test_size)
+    return _sequence_task("copy", toy_tasks.copy_sequence, arguments)
 
 
-def reverse_task(seed: int = 0, vocabulary_size: int = 10, max_length: int = 12, train_size: int = 20_000) -> TranslationTask:
+def reverse_task(
+    seed: int = 0, vocabulary_size: int = 10, max_length: int = 12, train_size: int = 20_000, validation_size: int = 500, test_size: int = 500
+) -> TranslationTask:
     """Reverse a sequence of letters (see :mod:`.toy_tasks`)."""
-    return _sequence_task("reverse", toy_tasks.reverse_sequence, seed, vocabulary_size, max_length, train_size)
+    arguments = dict(seed=seed, vocabulary_size=vocabulary_size, max_length=max_length, train_size=train_size, validation_size=validation_size, test_size=test_size)
+    return _sequence_task("reverse", toy_tasks.reverse_sequence, arguments)
 
 
-def _sequence_task(name, transform, seed, vocabulary_size, max_length, train_size) -> TranslationTask:
-    splits = toy_tasks.sequence_task_splits(transform, seed, vocabulary_size, max_length, train_size)
-    vocabulary = Vocabulary(toy_tasks.symbols(vocabulary_size))
-    arguments = {"seed": seed, "vocabulary_size": vocabulary_size, "max_length": max_length, "train_size": train_size}
+def _sequence_task(name: str, transform, arguments: dict) -> TranslationTask:
+    splits = toy_tasks.sequence_task_splits(transform, **arguments)
+    vocabulary = Vocabulary(toy_tasks.symbols(arguments["vocabulary_size"]))
     return TranslationTask(name, splits, vocabulary, vocabulary, "exact_match", arguments)
 
 
