@@ -153,11 +153,11 @@ class _Run:
                 window_loss += loss * tokens
                 window_tokens += tokens
                 bar.update()
-                if self.step % self.config.log_every == 0:
+                stopped_because = "minutes" if time_is_up else self._steps_spent()
+                if self.step % self.config.log_every == 0 or stopped_because is not None:
                     elapsed = time.monotonic() - window_started
                     self._log(window_loss / window_tokens, window_tokens / elapsed, bar)
                     window_loss, window_tokens, window_started = 0.0, 0, time.monotonic()
-                stopped_because = "minutes" if time_is_up else self._steps_spent()
                 if stopped_because is not None or self.step % self.config.validate_every == 0:
                     validation_started = time.monotonic()
                     self._validate_and_save(self.seconds_before + validation_started - started)
@@ -235,7 +235,9 @@ class _Run:
         self.out_dir.mkdir(parents=True, exist_ok=True)
         save_checkpoint(self._checkpoint(seconds, random_states), self.out_dir / CHECKPOINT_NAME)
         (self.out_dir / "history.json").write_text(json.dumps(self.history, indent=1))
-        plot_training_curves(self.history, self.out_dir / "curves.png", title=f"{self.task.name}: {self.model_config}")
+        size = self.model_config
+        title = f"{self.task.name}: d_model {size.d_model}, {size.num_layers}+{size.num_layers} layers, {size.num_heads} heads, d_ff {size.d_ff}"
+        plot_training_curves(self.history, self.out_dir / "curves.png", title=title)
 
     def _checkpoint(self, seconds: float, random_states: list) -> dict:
         return {

@@ -31,7 +31,7 @@ def plot_training_curves(history: dict, path: str | Path | None = None, title: s
     metric_names = [key for key in (validation[0] if validation else {}) if key.startswith("validation_") and key != "validation_loss"]
     for name in metric_names:
         scores.plot([row["step"] for row in validation], [row[name] for row in validation], "o-", label=name.removeprefix("validation_"))
-    scores.set(xlabel="step", ylabel="score (%)", title="validation score")
+    scores.set(xlabel="step", ylabel="score (%)", ylim=(0, 100), title="validation score")
     if metric_names:
         scores.legend()
     if title:
