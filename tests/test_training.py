@@ -169,8 +169,10 @@ def test_resuming_in_the_middle_of_an_epoch_continues_with_the_next_batch(task, 
 
 
 def test_a_time_budget_stops_the_run(task, tmp_path):
-    result = train(task, TrainingConfig(minutes=0.0, max_tokens=64, out_dir=str(tmp_path)), TINY, progress=False)
-    assert result.stopped_because == "minutes" and result.steps == 1
+    result = train(task, TrainingConfig(minutes=0.002, max_tokens=64, out_dir=str(tmp_path)), TINY, progress=False)
+    assert result.stopped_because == "minutes" and 1 <= result.steps < 1000
+    again = train(task, TrainingConfig(minutes=0.002, max_tokens=64, out_dir=str(tmp_path)), TINY, resume=True, progress=False)
+    assert again.steps == result.steps  # the budget is total: a resumed run that has spent it stops at once
 
 
 def test_a_nan_loss_stops_the_run_and_keeps_the_last_good_checkpoint(task, tmp_path):

@@ -195,11 +195,6 @@ def sample_number(rng: random.Random) -> int:
     return rng.choice(digit_range(rng.randint(1, 8)))
 
 
-# Numbers below this go to the training split only: there are only 10 one-digit and 90 two-digit
-# numbers, the building blocks of every other number, too few to share between splits.
-SMALL_NUMBERS = 100
-
-
 def number_splits(
     seed: int = 0, train_size: int = 200_000, validation_size: int = 1_000, test_size: int = 2_000
 ) -> dict[str, list[int]]:
@@ -207,8 +202,13 @@ def number_splits(
 
     Validation and test hold *distinct* numbers of 3 … 8 digits, evenly over the digit count;
     no number is in both. Training numbers are drawn with :func:`sample_number` (so small
-    numbers repeat, as they must) from every number except the held-out ones: all numbers below
-    100 are training numbers only.
+    numbers repeat, as they must) from every number except the held-out ones.
+
+    Small numbers are training numbers only: there are just 10 one-digit and 90 two-digit
+    numbers, the building blocks of all the others ("seven", "seventy-seven"), too few to share
+    between splits, and a model that never saw "seven" alone could not be blamed for missing it.
+    With the default sizes, 501 of the 900 three-digit numbers are held out; the other 399, and
+    the three-digit groups inside every longer number, teach that pattern.
 
     Returns:
         ``{"train": [...], "validation": [...], "test": [...]}``.

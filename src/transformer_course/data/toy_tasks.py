@@ -3,7 +3,7 @@
     copy:     "c a d b"  →  "c a d b"
     reverse:  "c a d b"  →  "b d a c"
 
-A correct encoder-decoder learns either in a minute on a CPU; one that does not has a bug (a
+A correct encoder-decoder learns either in a few minutes on a CPU; one that does not has a bug (a
 wrong mask, shifted targets, a position table that is not added). Copy needs attention to look at
 the same position; reverse needs it to look at the mirrored one, which exercises the positions.
 """

@@ -115,7 +115,7 @@ def _resolve_settings(arguments: argparse.Namespace) -> tuple[str, ModelConfig, 
     """Options given on the command line, else the resumed checkpoint's, else the task's recipe."""
     saved: dict = {}
     out_dir = Path(arguments.out) if arguments.out else Path("runs") / (arguments.task or "numbers")
-    if arguments.resume and out_dir is not None and (out_dir / CHECKPOINT_NAME).exists():
+    if arguments.resume and (out_dir / CHECKPOINT_NAME).exists():
         saved = load_checkpoint(out_dir / CHECKPOINT_NAME)
     task_name = arguments.task or (saved["task"]["name"] if saved else "numbers")
     if saved and task_name != saved["task"]["name"]:
@@ -125,7 +125,8 @@ def _resolve_settings(arguments: argparse.Namespace) -> tuple[str, ModelConfig, 
     model_values = saved["model_config"] if saved else recipe["model"].to_dict()
     model_values = {**model_values, **_given(arguments, list(MODEL_OPTIONS) + ["norm_first"])}
 
-    training_values = saved["training_config"] if saved else {**TrainingConfig(max_steps=1).to_dict(), "max_steps": None, **recipe["training"]}
+    defaults = {field.name: field.default for field in fields(TrainingConfig)}
+    training_values = saved["training_config"] if saved else {**defaults, **recipe["training"]}
     given = _given(arguments, list(TRAINING_OPTIONS) + ["minutes", "max_steps", "seed", "device"])
     if "minutes" in given or "max_steps" in given:  # a new budget replaces the old one entirely
         training_values.update(minutes=None, max_steps=None)

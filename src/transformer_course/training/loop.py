@@ -142,7 +142,7 @@ class _Run:
         started = time.monotonic()
         bar = tqdm(total=self.config.max_steps, initial=self.step, unit="step", disable=not self.progress, dynamic_ncols=True)
         window_loss, window_tokens, window_started = 0.0, 0, time.monotonic()
-        stopped_because = self._steps_spent()
+        stopped_because = self._steps_spent() or self._minutes_spent(self.seconds_before)
         while stopped_because is None:
             batches = self._epoch_batches()
             while self.batch_in_epoch < len(batches) and stopped_because is None:
@@ -178,7 +178,7 @@ class _Run:
             logits = network(batch.source, batch.target_input, padding_mask(batch.source, PAD_ID))  # (batch, L_tgt, V)
         loss = self.criterion(logits, batch.target_output)
         tokens = batch.num_target_tokens
-        time_is_up = self.config.minutes is not None and seconds >= self.config.minutes * 60
+        time_is_up = self._minutes_spent(seconds) is not None
         # One message between processes per step: summed loss, tokens, and "my time is up".
         shared = torch.tensor([loss.item() * tokens, tokens, float(time_is_up)], dtype=torch.float64)
         if self.group.is_distributed:
@@ -209,6 +209,11 @@ class _Run:
     def _steps_spent(self) -> str | None:
         if self.config.max_steps is not None and self.step >= self.config.max_steps:
             return "max_steps"
+        return None
+
+    def _minutes_spent(self, seconds: float) -> str | None:
+        if self.config.minutes is not None and seconds >= self.config.minutes * 60:
+            return "minutes"
         return None
 
     # ---- bookkeeping ---------------------------------------------------------------------
