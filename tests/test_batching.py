@@ -1,5 +1,6 @@
 """Padding, the token budget and bucketing by length."""
 
+import pytest
 import torch
 
 from transformer_course.data import (
@@ -71,3 +72,8 @@ def test_bucketing_wastes_less_on_padding_than_random_batches_of_the_same_size()
 def test_padding_fraction_of_equal_lengths_is_zero():
     assert padding_fraction([3, 3, 3, 3], [[0, 1], [2, 3]]) == 0.0
     assert padding_fraction([1, 3], [[0, 1]]) == 1 - 4 / 6
+
+
+def test_an_empty_batch_is_rejected():
+    with pytest.raises(ValueError, match="at least one pair"):
+        make_batch(EncodedPairs(sources=[[5]], targets=[[6]]), [])

@@ -241,11 +241,11 @@ def translate(
             [encoded[index] + [source_tokenizer.pad_id] * (longest - len(encoded[index])) for index in indices], device=device
         )
         limit = max_len if max_len is not None else 2 * longest + 10
-        ids = dict(pad_id=source_tokenizer.pad_id, bos_id=target_tokenizer.bos_id, eos_id=target_tokenizer.eos_id)
+        special_ids = dict(pad_id=source_tokenizer.pad_id, bos_id=target_tokenizer.bos_id, eos_id=target_tokenizer.eos_id)
         if beam_size == 1:
-            output = greedy_decode(model, source, limit, **ids)
+            output = greedy_decode(model, source, limit, **special_ids)
         else:
-            output, _ = beam_search(model, source, beam_size, limit, alpha, **ids)
+            output, _ = beam_search(model, source, beam_size, limit, alpha, **special_ids)
         for index, row in zip(indices, output.tolist()):
             translations[index] = target_tokenizer.decode(row)
     return translations

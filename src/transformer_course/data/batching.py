@@ -66,6 +66,8 @@ class Batch:
 
 def make_batch(pairs: EncodedPairs, indices: list[int]) -> Batch:
     """Pad the pairs ``indices`` of ``pairs`` into a :class:`Batch`."""
+    if not indices:
+        raise ValueError("a batch needs at least one pair; got no indices")
     sources = [pairs.sources[index] + [EOS_ID] for index in indices]
     targets = [pairs.targets[index] for index in indices]
     return Batch(

@@ -281,7 +281,8 @@ class _Run:
         self.model.load_state_dict(state["model"])
         self.optimizer.load_state_dict(state["optimizer"])
         self.scheduler.load_state_dict(state["scheduler"])
-        self.scaler.load_state_dict(state["scaler"])
+        if state["scaler"]:  # empty when written without a gradient scaler (float32 or bfloat16)
+            self.scaler.load_state_dict(state["scaler"])
         progress = state["progress"]
         self.step, self.epoch, self.batch_in_epoch, self.seconds_before = (
             progress["step"], progress["epoch"], progress["batch_in_epoch"], progress["seconds"]
