@@ -66,7 +66,7 @@ def test_a_non_finite_loss_exits_with_status_1_and_says_why(tmp_path, capsys, mo
 
 
 def test_a_budget_is_required(tmp_path, capsys):
-    with pytest.raises(ValueError, match="budget"):
+    with pytest.raises(SystemExit, match="give a budget"):
         main(["train", "--task", "copy", "--out", str(tmp_path)])
 
 

@@ -139,7 +139,10 @@ def _resolve_settings(arguments: argparse.Namespace) -> tuple[str, ModelConfig, 
         task_arguments = {"path": arguments.data, "vocab_size": arguments.vocab_size, "seed": training_values["seed"]}
     else:
         task_arguments = {"seed": training_values["seed"]}
-    return task_name, ModelConfig.from_dict(model_values), TrainingConfig.from_dict(training_values), task_arguments
+    try:
+        return task_name, ModelConfig.from_dict(model_values), TrainingConfig.from_dict(training_values), task_arguments
+    except ValueError as error:
+        raise SystemExit(f"error: {error}") from None
 
 
 def _given(arguments: argparse.Namespace, names: list[str]) -> dict:
