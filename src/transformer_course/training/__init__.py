@@ -2,24 +2,24 @@
 training loop with checkpoints, resumption, mixed precision and several processes.
 
     from transformer_course.data import numbers_task
-    from transformer_course.training import ModelConfig, TrainingConfig, train, evaluate
+    from transformer_course.training import ModelConfig, TrainingConfig, evaluate, plot_training_curves, train
 
     task = numbers_task(seed=0)
     result = train(task, TrainingConfig(minutes=10, out_dir="runs/numbers"), ModelConfig())
     evaluate(result.model, task, "test", beam_size=4)      # {"exact_match": ..., ...}
     plot_training_curves(result.history)
 
-==================  ==============================================================
-``label_smoothing``  the loss, ε_ls = 0.1 (§5.4)
-``schedule``         Adam (β₁ = 0.9, β₂ = 0.98, ε = 10⁻⁹) and the warmup schedule (§5.3)
-``config``           :class:`ModelConfig` and :class:`TrainingConfig`
-``loop``             :func:`train`: the loop, checkpoints, resume, NaN guard, DDP
-``checkpoint``       atomic checkpoint files
-``distributed``      joining the ``torchrun`` process group
-``evaluation``       :func:`evaluate`: decode a split and score it
-``plots``            the learning curves
-``commands``         the ``train`` and ``evaluate`` commands
-==================  ==============================================================
+=====================  ==============================================================
+``label_smoothing``    the loss, ε_ls = 0.1 (§5.4)
+``schedule``           Adam (β₁ = 0.9, β₂ = 0.98, ε = 10⁻⁹) and the warmup schedule (§5.3)
+``config``             :class:`ModelConfig` and :class:`TrainingConfig`
+``loop``               :func:`train`: the loop, checkpoints, resume, NaN guard, DDP
+``checkpoint``         atomic checkpoint files
+``distributed``        joining the ``torchrun`` process group
+``evaluation``         :func:`evaluate`: decode a split and score it
+``plots``              the learning curves
+``commands``           the ``train`` and ``evaluate`` commands
+=====================  ==============================================================
 """
 
 from .checkpoint import load_checkpoint, save_checkpoint
