@@ -49,7 +49,9 @@ def _check_source(source: Tensor) -> None:
         raise ValueError(f"source must be integer token ids of shape (batch, L_src), got {source.dtype} {tuple(source.shape)}")
 
 
-def greedy_decode(model: nn.Module, source: Tensor, max_len: int = 100, *, pad_id: int = PAD_ID, bos_id: int = BOS_ID, eos_id: int = EOS_ID) -> Tensor:
+def greedy_decode(
+    model: nn.Module, source: Tensor, max_len: int = 100, *, pad_id: int = PAD_ID, bos_id: int = BOS_ID, eos_id: int = EOS_ID
+) -> Tensor:
     """The most probable token at every step, with the key/value cache.
 
     Args:

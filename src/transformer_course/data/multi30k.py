@@ -54,7 +54,9 @@ def read_pairs(path: str | Path, source_language: str = "de", target_language: s
     return pairs
 
 
-def split_pairs(pairs: list[Pair], seed: int = 0, validation_fraction: float = 0.05, test_fraction: float = 0.05) -> dict[str, list[Pair]]:
+def split_pairs(
+    pairs: list[Pair], seed: int = 0, validation_fraction: float = 0.05, test_fraction: float = 0.05
+) -> dict[str, list[Pair]]:
     """Shuffle ``pairs`` with ``seed`` and cut them into train / validation / test.
 
     Pairs that occur twice are kept once, so that no pair is in two splits.
@@ -70,7 +72,9 @@ def split_pairs(pairs: list[Pair], seed: int = 0, validation_fraction: float = 0
     }
 
 
-def load_multi30k(path: str | Path | None = None, source_language: str = "de", target_language: str = "en", seed: int = 0) -> dict[str, list[Pair]]:
+def load_multi30k(
+    path: str | Path | None = None, source_language: str = "de", target_language: str = "en", seed: int = 0
+) -> dict[str, list[Pair]]:
     """The train / validation / test pairs of Multi30k (or of any corpus in the same formats).
 
     Args:

@@ -96,18 +96,34 @@ def numbers_task(seed: int = 0, train_size: int = 200_000, validation_size: int 
 
 
 def copy_task(
-    seed: int = 0, vocabulary_size: int = 10, max_length: int = 12, train_size: int = 20_000, validation_size: int = 500, test_size: int = 500
+    seed: int = 0,
+    vocabulary_size: int = 10,
+    max_length: int = 12,
+    train_size: int = 20_000,
+    validation_size: int = 500,
+    test_size: int = 500,
 ) -> TranslationTask:
     """Copy a sequence of letters (see :mod:`.toy_tasks`)."""
-    arguments = dict(seed=seed, vocabulary_size=vocabulary_size, max_length=max_length, train_size=train_size, validation_size=validation_size, test_size=test_size)
+    arguments = dict(
+        seed=seed, vocabulary_size=vocabulary_size, max_length=max_length,
+        train_size=train_size, validation_size=validation_size, test_size=test_size,
+    )  # fmt: skip
     return _sequence_task("copy", toy_tasks.copy_sequence, arguments)
 
 
 def reverse_task(
-    seed: int = 0, vocabulary_size: int = 10, max_length: int = 12, train_size: int = 20_000, validation_size: int = 500, test_size: int = 500
+    seed: int = 0,
+    vocabulary_size: int = 10,
+    max_length: int = 12,
+    train_size: int = 20_000,
+    validation_size: int = 500,
+    test_size: int = 500,
 ) -> TranslationTask:
     """Reverse a sequence of letters (see :mod:`.toy_tasks`)."""
-    arguments = dict(seed=seed, vocabulary_size=vocabulary_size, max_length=max_length, train_size=train_size, validation_size=validation_size, test_size=test_size)
+    arguments = dict(
+        seed=seed, vocabulary_size=vocabulary_size, max_length=max_length,
+        train_size=train_size, validation_size=validation_size, test_size=test_size,
+    )  # fmt: skip
     return _sequence_task("reverse", toy_tasks.reverse_sequence, arguments)
 
 

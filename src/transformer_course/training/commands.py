@@ -40,7 +40,12 @@ def register(subcommands: argparse._SubParsersAction) -> None:
     """Add this group's commands to the ``transformer-course`` parser."""
     parser = subcommands.add_parser("train", help="train the encoder-decoder on a task", description=_train_description())
     parser.add_argument("--task", choices=sorted(TASKS), default=None, help="the data (default: numbers, or the resumed run's)")
-    parser.add_argument("--data", default=None, help="multi30k: a directory of train/validation/test .jsonl or .tsv files, or one such file (default: the Hugging Face dataset)")
+    parser.add_argument(
+        "--data",
+        default=None,
+        help="multi30k: a directory of train/validation/test .jsonl or .tsv files, or one such file "
+        "(default: the Hugging Face dataset)",
+    )
     parser.add_argument("--vocab-size", type=int, default=8000, help="multi30k: size of the shared BPE vocabulary")
     parser.add_argument("--minutes", type=float, default=None, help="wall-clock budget (total, across resumptions)")
     parser.add_argument("--max-steps", type=int, default=None, help="step budget (total, across resumptions)")
@@ -157,7 +162,8 @@ def run_evaluate(arguments: argparse.Namespace) -> int:
     started = time.monotonic()
     model, task, state = load_trained_model(path, arguments.device)
     scores = evaluate(model, task, arguments.split, beam_size=arguments.beam, alpha=arguments.alpha, limit=arguments.limit)
-    _print_json({"checkpoint": str(path), "task": task.name, "step": state["progress"]["step"], **scores, "seconds": round(time.monotonic() - started, 1)})
+    seconds = round(time.monotonic() - started, 1)
+    _print_json({"checkpoint": str(path), "task": task.name, "step": state["progress"]["step"], **scores, "seconds": seconds})
     return 0
 
 

@@ -220,9 +220,8 @@ class _Run:
 
     def _log(self, train_loss: float, tokens_per_second: float, bar) -> None:
         learning_rate = self.scheduler.get_last_lr()[0]
-        self.history["train"].append(
-            {"step": self.step, "epoch": self.epoch, "train_loss": train_loss, "learning_rate": learning_rate, "tokens_per_second": tokens_per_second}
-        )
+        row = {"step": self.step, "epoch": self.epoch, "train_loss": train_loss, "learning_rate": learning_rate}
+        self.history["train"].append({**row, "tokens_per_second": tokens_per_second})
         bar.set_postfix(loss=f"{train_loss:.3f}", lr=f"{learning_rate:.2e}", tokens_per_s=f"{tokens_per_second:,.0f}")
 
     def _validate_and_save(self, seconds: float) -> None:
