@@ -1,11 +1,18 @@
-"""Shared fixtures: the device a test runs on (the CPU, and a CUDA GPU when present), and a scratch course."""
+"""Shared fixtures: the device a test runs on (the CPU, and a CUDA GPU when present), a scratch course,
+the test data; and one CPU thread, which keeps timings of small tensor work steady on a busy machine."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 import torch
 
 from grading_support import copy_course
+
+torch.set_num_threads(1)
+
+FIXTURES = Path(__file__).parent / "fixtures"
 
 
 @pytest.fixture(
@@ -31,3 +38,9 @@ def device(request: pytest.FixtureRequest) -> torch.device:
 def course(tmp_path_factory):
     """A scratch copy of the course (solutions, exercises, nbgrader config) that grading may write into."""
     return copy_course(tmp_path_factory.mktemp("course"))
+
+
+@pytest.fixture
+def fixtures() -> Path:
+    """The directory of small data files the tests read (a Multi30k-format sample, …)."""
+    return FIXTURES

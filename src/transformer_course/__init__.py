@@ -13,7 +13,14 @@ One module per idea of the paper:
 ``encoder``, ``decoder``  the layer stacks (§3.1)
 ``model``                 the encoder-decoder Transformer (Figure 1)
 ``device``                CPU / CUDA and mixed precision
+``decoding``              greedy decoding and beam search with the key/value cache (§6.1)
+``metrics``               BLEU (sacreBLEU) and exact match
+``data``                  the final project's tasks, tokenizers and bucketed batches
+``training``              label smoothing, the warmup schedule, the training loop (§5)
 ========================  ==========================================================
+
+``data``, ``training``, ``decoding`` and ``metrics`` are imported on their own
+(``from transformer_course.training import train``), so that the model needs nothing but torch.
 """
 
 from .attention import scaled_dot_product_attention

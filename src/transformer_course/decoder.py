@@ -11,8 +11,9 @@ sentence can be trained in parallel while each prediction depends only on its pa
 Cross-attention's scores have shape ``(batch, heads, L_tgt, L_src)``: every target position
 looks over the whole source sentence.
 
-During decoding, :class:`DecoderCache` keeps each layer's keys and values: self-attention's
-grow by one position per step, cross-attention's are computed once from the memory.
+During decoding, :class:`DecoderLayerCache` (one per layer, from :meth:`Decoder.new_cache`) keeps
+the keys and values: self-attention's grow by one position per step, cross-attention's are
+computed once from the memory.
 """
 
 from __future__ import annotations

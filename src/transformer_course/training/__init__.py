@@ -1,1 +1,49 @@
-"""Training the encoder-decoder: label smoothing, the warmup schedule, the training loop with checkpoints."""
+"""Training the encoder-decoder (paper §5): label smoothing, Adam with the warmup schedule, and a
+training loop with checkpoints, resumption, mixed precision and several processes.
+
+    from transformer_course.data import numbers_task
+    from transformer_course.training import ModelConfig, TrainingConfig, evaluate, plot_training_curves, train
+
+    task = numbers_task(seed=0)
+    result = train(task, TrainingConfig(minutes=10, out_dir="runs/numbers"), ModelConfig())
+    evaluate(result.model, task, "test", beam_size=4)      # {"exact_match": ..., ...}
+    plot_training_curves(result.history)
+
+=====================  ==============================================================
+``label_smoothing``    the loss, ε_ls = 0.1 (§5.4)
+``schedule``           Adam (β₁ = 0.9, β₂ = 0.98, ε = 10⁻⁹) and the warmup schedule (§5.3)
+``config``             :class:`ModelConfig` and :class:`TrainingConfig`
+``loop``               :func:`train`: the loop, checkpoints, resume, NaN guard, DDP
+``checkpoint``         atomic checkpoint files
+``distributed``        joining the ``torchrun`` process group
+``evaluation``         :func:`evaluate`: decode a split and score it
+``plots``              the learning curves
+``commands``           the ``train`` and ``evaluate`` commands
+=====================  ==============================================================
+"""
+
+from .checkpoint import load_checkpoint, save_checkpoint
+from .config import ModelConfig, TrainingConfig
+from .evaluation import evaluate, teacher_forced_loss
+from .label_smoothing import LabelSmoothingLoss
+from .loop import NonFiniteLossError, TrainingResult, load_trained_model, train
+from .plots import plot_training_curves
+from .schedule import transformer_learning_rate, transformer_optimizer, warmup_scheduler
+
+__all__ = [
+    "LabelSmoothingLoss",
+    "ModelConfig",
+    "NonFiniteLossError",
+    "TrainingConfig",
+    "TrainingResult",
+    "evaluate",
+    "load_checkpoint",
+    "load_trained_model",
+    "plot_training_curves",
+    "save_checkpoint",
+    "teacher_forced_loss",
+    "train",
+    "transformer_learning_rate",
+    "transformer_optimizer",
+    "warmup_scheduler",
+]

@@ -1,0 +1,51 @@
+"""Data for the final project: tasks, tokenizers and length-bucketed batches.
+
+==================  ==============================================================
+``numbers``         English number phrases → Chinese numerals, generated offline
+``toy_tasks``       copy and reverse, for debugging
+``multi30k``        the Multi30k German → English corpus (Hugging Face or local files)
+``vocabulary``      word- and character-level vocabularies with the special tokens
+``subword``         a BPE tokenizer trained with Hugging Face ``tokenizers``
+``batching``        padding, the token budget and bucketing by length
+``tasks``           :class:`TranslationTask`: splits + tokenizers, built by name
+==================  ==============================================================
+"""
+
+from .batching import Batch, EncodedPairs, bucketed_batches, make_batch, padding_fraction, random_batches
+from .multi30k import load_multi30k, read_pairs, split_pairs
+from .numbers import chinese_numerals, english_words, number_splits, parse_chinese, parse_english
+from .subword import SubwordTokenizer, train_subword_tokenizer
+from .tasks import TASKS, TranslationTask, copy_task, load_task, multi30k_task, numbers_task, reverse_task, tokenizer_from_dict
+from .vocabulary import BOS_ID, EOS_ID, PAD_ID, SPECIAL_TOKENS, UNK_ID, Vocabulary
+
+__all__ = [
+    "BOS_ID",
+    "Batch",
+    "EOS_ID",
+    "EncodedPairs",
+    "PAD_ID",
+    "SPECIAL_TOKENS",
+    "SubwordTokenizer",
+    "TASKS",
+    "TranslationTask",
+    "UNK_ID",
+    "Vocabulary",
+    "bucketed_batches",
+    "chinese_numerals",
+    "copy_task",
+    "english_words",
+    "load_multi30k",
+    "load_task",
+    "make_batch",
+    "multi30k_task",
+    "number_splits",
+    "numbers_task",
+    "padding_fraction",
+    "parse_chinese",
+    "parse_english",
+    "random_batches",
+    "read_pairs",
+    "reverse_task",
+    "split_pairs",
+    "tokenizer_from_dict",
+]

@@ -1,0 +1,132 @@
+"""Batches of sentence pairs, bucketed by length to waste little on padding.
+
+A batch is a rectangle: every sequence is padded to the longest one in it. Random batches mix
+short and long sentences, so much of the rectangle is ``<pad>``, computed and thrown away. The
+paper batched "sentence pairs together by approximate sequence length" (§5.1), and so do we:
+
+1. shuffle the training pairs (with the seed and the epoch number);
+2. cut them into large *pools* and sort each pool by length;
+3. fill batches from a sorted pool while ``batch size × longest sequence ≤ max_tokens`` (a token
+   budget, so batches of short sentences hold more of them);
+4. shuffle the order of the batches.
+
+Sorting only within pools keeps randomness between epochs; the token budget keeps the work per
+step (and the memory) about constant. Every step is deterministic from ``(seed, epoch)``, which is
+what lets an interrupted run resume at the same batch.
+
+Tensors of a :class:`Batch`::
+
+    source         (batch, L_src)  x_1 … x_n <eos> <pad> …
+    target_input   (batch, L_tgt)  <bos> y_1 … y_m <pad> …     the decoder's input (shifted right)
+    target_output  (batch, L_tgt)  y_1 … y_m <eos> <pad> …     what it must predict at each position
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor
+
+from .vocabulary import BOS_ID, EOS_ID, PAD_ID
+
+
+@dataclass
+class EncodedPairs:
+    """Token ids of sentence pairs, without ``<bos>``/``<eos>``."""
+
+    sources: list[list[int]]
+    targets: list[list[int]]
+
+    def __len__(self) -> int:
+        return len(self.sources)
+
+    def lengths(self) -> list[int]:
+        """Each pair's length in a batch: the longer of source + ``<eos>`` and target + ``<eos>``."""
+        return [max(len(source), len(target)) + 1 for source, target in zip(self.sources, self.targets)]
+
+
+@dataclass
+class Batch:
+    """One training batch (see the module docstring for the layout)."""
+
+    source: Tensor
+    target_input: Tensor
+    target_output: Tensor
+
+    def to(self, device: torch.device | str) -> "Batch":
+        return Batch(*(tensor.to(device, non_blocking=True) for tensor in (self.source, self.target_input, self.target_output)))
+
+    @property
+    def num_target_tokens(self) -> int:
+        """Target tokens that are not padding: the tokens the loss is averaged over."""
+        return int((self.target_output != PAD_ID).sum())
+
+
+def make_batch(pairs: EncodedPairs, indices: list[int]) -> Batch:
+    """Pad the pairs ``indices`` of ``pairs`` into a :class:`Batch`."""
+    if not indices:
+        raise ValueError("a batch needs at least one pair; got no indices")
+    sources = [pairs.sources[index] + [EOS_ID] for index in indices]
+    targets = [pairs.targets[index] for index in indices]
+    return Batch(
+        source=_pad(sources),
+        target_input=_pad([[BOS_ID] + target for target in targets]),
+        target_output=_pad([target + [EOS_ID] for target in targets]),
+    )
+
+
+def _pad(sequences: list[list[int]]) -> Tensor:
+    """Lists of ids → ``(len(sequences), longest)`` int64, right-padded with ``<pad>``."""
+    longest = max(len(sequence) for sequence in sequences)
+    return torch.tensor([sequence + [PAD_ID] * (longest - len(sequence)) for sequence in sequences], dtype=torch.long)
+
+
+def bucketed_batches(lengths: list[int], max_tokens: int, seed: int = 0, epoch: int = 0, pool_size: int = 100_000) -> list[list[int]]:
+    """Group example indices into batches of similar length, deterministic from ``(seed, epoch)``.
+
+    Args:
+        lengths: each example's padded length (see :meth:`EncodedPairs.lengths`).
+        max_tokens: token budget: ``len(batch) × max(lengths in batch) ≤ max_tokens`` (a single
+            example longer than the budget gets a batch of its own).
+        seed, epoch: the shuffles use ``random.Random(f"{seed}/{epoch}")``.
+        pool_size: examples sorted together; larger pools give less padding, smaller ones more
+            variety between epochs.
+
+    Returns:
+        Batches of indices into ``lengths``, in shuffled order; every index appears once.
+    """
+    if max_tokens <= 0 or pool_size <= 0:
+        raise ValueError(f"max_tokens and pool_size must be positive, got {max_tokens} and {pool_size}")
+    rng = random.Random(f"{seed}/{epoch}")
+    order = list(range(len(lengths)))
+    rng.shuffle(order)
+    batches = []
+    for start in range(0, len(order), pool_size):
+        pool = sorted(order[start : start + pool_size], key=lambda index: lengths[index])
+        batch: list[int] = []
+        for index in pool:
+            # Sorted ascending, so the newest example is the longest of the batch.
+            if batch and (len(batch) + 1) * lengths[index] > max_tokens:
+                batches.append(batch)
+                batch = []
+            batch.append(index)
+        if batch:
+            batches.append(batch)
+    rng.shuffle(batches)
+    return batches
+
+
+def random_batches(num_examples: int, batch_size: int, seed: int = 0, epoch: int = 0) -> list[list[int]]:
+    """Batches of ``batch_size`` shuffled indices, regardless of length (the baseline bucketing beats)."""
+    order = list(range(num_examples))
+    random.Random(f"{seed}/{epoch}").shuffle(order)
+    return [order[start : start + batch_size] for start in range(0, num_examples, batch_size)]
+
+
+def padding_fraction(lengths: list[int], batches: list[list[int]]) -> float:
+    """The fraction of the batches' padded rectangles that is padding."""
+    real = sum(lengths[index] for batch in batches for index in batch)
+    padded = sum(len(batch) * max(lengths[index] for index in batch) for batch in batches)
+    return 1.0 - real / padded

@@ -1,0 +1,172 @@
+"""Tasks: sentence pairs per split, and the tokenizers that turn them into ids.
+
+A :class:`TranslationTask` is everything the training loop needs to know about the data::
+
+    task = numbers_task(seed=0)
+    task.splits["train"][0]          # ('forty-two thousand and seven', '四万二千零七')
+    task.encode("train")             # token ids, ready for batching
+    task.source_tokenizer.decode(ids)
+
+:func:`load_task` builds any task by name from the arguments stored in a checkpoint, so a trained
+model can be evaluated on the same splits later.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol, Sequence
+
+from . import numbers, toy_tasks
+from .batching import EncodedPairs
+from .multi30k import load_multi30k
+from .subword import SubwordTokenizer, train_subword_tokenizer
+from .vocabulary import Vocabulary
+
+Pair = tuple[str, str]
+
+
+class Tokenizer(Protocol):
+    """What the package needs of a tokenizer (:class:`Vocabulary`, :class:`SubwordTokenizer`)."""
+
+    pad_id: int
+    bos_id: int
+    eos_id: int
+    unk_id: int
+
+    def __len__(self) -> int: ...
+    def encode(self, text: str) -> list[int]: ...
+    def decode(self, ids: Sequence[int]) -> str: ...
+    def to_dict(self) -> dict: ...
+
+
+@dataclass
+class TranslationTask:
+    """Sentence pairs per split, with the tokenizers of the source and target side.
+
+    Attributes:
+        name: ``"numbers"``, ``"copy"``, ``"reverse"`` or ``"multi30k"``.
+        splits: ``{"train": [(source, target), ...], "validation": [...], "test": [...]}``.
+        source_tokenizer, target_tokenizer: text ↔ ids (possibly the same object).
+        metric: the headline score: ``"exact_match"`` or ``"bleu"``.
+        arguments: the keyword arguments of :func:`load_task` that rebuild this task.
+    """
+
+    name: str
+    splits: dict[str, list[Pair]]
+    source_tokenizer: Tokenizer
+    target_tokenizer: Tokenizer
+    metric: str = "exact_match"
+    arguments: dict = field(default_factory=dict)
+
+    def encode(self, split: str) -> EncodedPairs:
+        """The pairs of ``split`` as token ids (no ``<bos>``/``<eos>`` yet)."""
+        if split not in self.splits:
+            raise ValueError(f"task {self.name!r} has no split {split!r}; it has {sorted(self.splits)}")
+        pairs = self.splits[split]
+        return EncodedPairs(
+            sources=[self.source_tokenizer.encode(source) for source, _ in pairs],
+            targets=[self.target_tokenizer.encode(target) for _, target in pairs],
+        )
+
+    def tokenizers_to_dict(self) -> dict:
+        return {"source": self.source_tokenizer.to_dict(), "target": self.target_tokenizer.to_dict()}
+
+    def __repr__(self) -> str:
+        sizes = ", ".join(f"{split}={len(pairs):,}" for split, pairs in self.splits.items())
+        return (
+            f"TranslationTask({self.name!r}, {sizes}, source vocabulary {len(self.source_tokenizer)}, "
+            f"target vocabulary {len(self.target_tokenizer)})"
+        )
+
+
+def numbers_task(seed: int = 0, train_size: int = 200_000, validation_size: int = 1_000, test_size: int = 2_000) -> TranslationTask:
+    """English number phrases → Chinese numerals (see :mod:`.numbers`).
+
+    The vocabularies hold every word and character the task can produce: 33 English tokens and 14
+    Chinese characters, plus the four special tokens.
+    """
+    splits = {
+        split: numbers.number_pairs(values)
+        for split, values in numbers.number_splits(seed, train_size, validation_size, test_size).items()
+    }
+    english = Vocabulary.from_texts(numbers.ONES + numbers.TENS[2:] + ["hundred", "thousand", "million", "and", "-"])
+    chinese = Vocabulary.from_texts([numbers.CHINESE_DIGITS + "".join(numbers.CHINESE_UNITS) + numbers.WAN], split="characters")
+    arguments = {"seed": seed, "train_size": train_size, "validation_size": validation_size, "test_size": test_size}
+    return TranslationTask("numbers", splits, english, chinese, "exact_match", arguments)
+
+
+def copy_task(
+    seed: int = 0,
+    vocabulary_size: int = 10,
+    max_length: int = 12,
+    train_size: int = 20_000,
+    validation_size: int = 500,
+    test_size: int = 500,
+) -> TranslationTask:
+    """Copy a sequence of letters (see :mod:`.toy_tasks`)."""
+    arguments = dict(
+        seed=seed, vocabulary_size=vocabulary_size, max_length=max_length,
+        train_size=train_size, validation_size=validation_size, test_size=test_size,
+    )  # fmt: skip
+    return _sequence_task("copy", toy_tasks.copy_sequence, arguments)
+
+
+def reverse_task(
+    seed: int = 0,
+    vocabulary_size: int = 10,
+    max_length: int = 12,
+    train_size: int = 20_000,
+    validation_size: int = 500,
+    test_size: int = 500,
+) -> TranslationTask:
+    """Reverse a sequence of letters (see :mod:`.toy_tasks`)."""
+    arguments = dict(
+        seed=seed, vocabulary_size=vocabulary_size, max_length=max_length,
+        train_size=train_size, validation_size=validation_size, test_size=test_size,
+    )  # fmt: skip
+    return _sequence_task("reverse", toy_tasks.reverse_sequence, arguments)
+
+
+def _sequence_task(name: str, transform, arguments: dict) -> TranslationTask:
+    splits = toy_tasks.sequence_task_splits(transform, **arguments)
+    vocabulary = Vocabulary(toy_tasks.symbols(arguments["vocabulary_size"]))
+    return TranslationTask(name, splits, vocabulary, vocabulary, "exact_match", arguments)
+
+
+def multi30k_task(
+    path: str | None = None, vocab_size: int = 8000, seed: int = 0, tokenizer: SubwordTokenizer | None = None
+) -> TranslationTask:
+    """Multi30k German → English (see :mod:`.multi30k`), with one BPE vocabulary for both languages.
+
+    Args:
+        path: local ``.jsonl``/``.tsv`` files, or ``None`` for the Hugging Face dataset.
+        vocab_size: size of the shared BPE vocabulary trained on the training split.
+        seed: splits a single local file.
+        tokenizer: an already trained tokenizer (from a checkpoint) instead of training one.
+    """
+    splits = load_multi30k(path, seed=seed)
+    if tokenizer is None:
+        tokenizer = train_subword_tokenizer((text for pair in splits["train"] for text in pair), vocab_size)
+    arguments = {"path": None if path is None else str(path), "vocab_size": vocab_size, "seed": seed}
+    return TranslationTask("multi30k", splits, tokenizer, tokenizer, "bleu", arguments)
+
+
+TASKS = {"numbers": numbers_task, "copy": copy_task, "reverse": reverse_task, "multi30k": multi30k_task}
+
+
+def load_task(name: str, **arguments) -> TranslationTask:
+    """Build the task ``name`` (one of :data:`TASKS`) with the keyword ``arguments`` of its function."""
+    if name not in TASKS:
+        raise ValueError(f"unknown task {name!r}; choose one of {sorted(TASKS)}")
+    return TASKS[name](**arguments)
+
+
+def tokenizer_from_dict(description: dict) -> Tokenizer:
+    """Rebuild a :class:`Vocabulary` or :class:`SubwordTokenizer` from its ``to_dict()``."""
+    if description.get("kind") == "vocabulary":
+        return Vocabulary(description["tokens"], description["split"])
+    if description.get("kind") == "subword":
+        from tokenizers import Tokenizer as HuggingFaceTokenizer
+
+        return SubwordTokenizer(HuggingFaceTokenizer.from_str(description["tokenizer"]))
+    raise ValueError(f"unknown tokenizer description of kind {description.get('kind')!r}")

@@ -1,0 +1,87 @@
+"""Word- and character-level vocabularies: text ↔ token ids.
+
+Every vocabulary of the package starts with the same four special tokens, at the same ids:
+
+========  ==  ==============================================================
+``<pad>``  0  fills short sequences up to the batch length; masked everywhere
+``<bos>``  1  "beginning of sequence": the decoder's first input token
+``<eos>``  2  "end of sequence": the model emits it to stop
+``<unk>``  3  any token the vocabulary does not know
+========  ==  ==============================================================
+
+The number task tokenises English at word level, with each hyphen as a token of its own
+("ninety-nine" → ``ninety - nine``), and Chinese character by character (一万零五 → 一 万 零 五).
+The subword tokenizer of the real corpus (:mod:`.subword`) offers the same methods.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable, Sequence
+
+SPECIAL_TOKENS = ("<pad>", "<bos>", "<eos>", "<unk>")
+PAD_ID, BOS_ID, EOS_ID, UNK_ID = range(4)
+
+SPLITS = {
+    "words": lambda text: re.findall(r"[^\s-]+|-", text),  # whitespace-separated words; "-" alone
+    "characters": lambda text: [character for character in text if not character.isspace()],
+}
+
+
+class Vocabulary:
+    """A fixed list of tokens; a token's id is its position in the list.
+
+    Args:
+        tokens: the ordinary tokens (the four special tokens are put in front).
+        split: ``"words"`` (split on whitespace, hyphens as tokens) or ``"characters"``.
+
+    Attributes:
+        pad_id, bos_id, eos_id, unk_id: the special ids, 0 … 3.
+    """
+
+    pad_id, bos_id, eos_id, unk_id = PAD_ID, BOS_ID, EOS_ID, UNK_ID
+
+    def __init__(self, tokens: Iterable[str], split: str = "words"):
+        if split not in SPLITS:
+            raise ValueError(f"split must be one of {sorted(SPLITS)}, got {split!r}")
+        self.split = split
+        self.tokens = list(SPECIAL_TOKENS) + [token for token in dict.fromkeys(tokens) if token not in SPECIAL_TOKENS]
+        self.ids = {token: index for index, token in enumerate(self.tokens)}
+
+    @classmethod
+    def from_texts(cls, texts: Iterable[str], split: str = "words") -> "Vocabulary":
+        """Every token of ``texts``, in sorted order (so the ids do not depend on the text order)."""
+        if split not in SPLITS:
+            raise ValueError(f"split must be one of {sorted(SPLITS)}, got {split!r}")
+        return cls(sorted({token for text in texts for token in SPLITS[split](text)}), split)
+
+    def __len__(self) -> int:
+        return len(self.tokens)
+
+    def tokenize(self, text: str) -> list[str]:
+        """"ninety-nine" → ``["ninety", "-", "nine"]`` (words) or 九十九 → ``["九", "十", "九"]``."""
+        return SPLITS[self.split](text)
+
+    def encode(self, text: str) -> list[int]:
+        """Text → ids, without ``<bos>``/``<eos>`` (the batching adds them)."""
+        return [self.ids.get(token, UNK_ID) for token in self.tokenize(text)]
+
+    def decode(self, ids: Sequence[int]) -> str:
+        """Ids → text: stops at the first ``<eos>``, drops ``<pad>`` and ``<bos>``."""
+        tokens = []
+        for index in ids:
+            index = int(index)
+            if index == EOS_ID:
+                break
+            if index not in (PAD_ID, BOS_ID):
+                tokens.append(self.tokens[index] if 0 <= index < len(self.tokens) else SPECIAL_TOKENS[UNK_ID])
+        if self.split == "characters":
+            return "".join(tokens)
+        return " ".join(tokens).replace(" - ", "-")
+
+    def to_dict(self) -> dict:
+        """A JSON-friendly description, stored in checkpoints (see :func:`tokenizer_from_dict`)."""
+        return {"kind": "vocabulary", "split": self.split, "tokens": self.tokens[len(SPECIAL_TOKENS) :]}
+
+    def __repr__(self) -> str:
+        return f"Vocabulary({len(self)} tokens, split={self.split!r})"

@@ -1,0 +1,115 @@
+"""The settings of a run: the model's size and the training recipe, as two small dataclasses.
+
+Both are stored in every checkpoint (as plain dicts), so a checkpoint alone can rebuild its model
+and continue its run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+
+from ..model import Transformer
+
+
+@dataclass
+class ModelConfig:
+    """The hyperparameters of :class:`~transformer_course.Transformer` (paper Table 3 names them).
+
+    The defaults are a small model that learns the numbers task on a CPU in minutes; the paper's
+    base model is ``ModelConfig(d_model=512, num_heads=8, num_layers=6, d_ff=2048)``.
+    """
+
+    d_model: int = 128
+    num_heads: int = 4
+    num_layers: int = 2
+    d_ff: int = 512
+    dropout: float = 0.1
+    norm_first: bool = False
+    max_len: int = 512
+    tie_embeddings: bool = True
+    positional: str = "sinusoidal"
+
+    def build(self, source_vocab_size: int, target_vocab_size: int) -> Transformer:
+        """A freshly initialised model with these hyperparameters."""
+        return Transformer(source_vocab_size, target_vocab_size, **asdict(self), fused_attention=True)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, values: dict) -> "ModelConfig":
+        return cls(**_known(cls, values))
+
+
+@dataclass
+class TrainingConfig:
+    """How to train: budget, batches, optimiser, regularisation, bookkeeping.
+
+    The defaults train the numbers task to ≥ 99% exact match within 10 minutes on a laptop CPU:
+    batches of about 150 sentences (1536 tokens), and a peak learning rate of
+    ``0.5 · (128 · 400)^-0.5 ≈ 0.0022`` for the 128-wide model. Larger batches or twice the rate
+    learned more slowly per minute, and a Post-LN model at ``scale = 2`` did not learn at all.
+
+    Attributes:
+        minutes: stop after this much wall-clock time (validation and checkpoints included).
+        max_steps: stop after this many optimiser updates. At least one budget must be given;
+            with both, whichever comes first.
+        max_tokens: token budget of a batch (``sentences × longest sequence``; see
+            :func:`~transformer_course.data.bucketed_batches`), per process.
+        warmup_steps, learning_rate_scale: the schedule of Eq. 3 (see :mod:`.schedule`).
+        label_smoothing: ε_ls (paper: 0.1).
+        clip_norm: clip the gradient's global norm to this (``None``: no clipping).
+        validate_every: steps between validations; a checkpoint is written after each one.
+        log_every: steps between the training-loss points of the curve.
+        seed: seeds the model's initialisation, dropout and the batch order.
+        device: ``"auto"`` (a GPU if there is one), ``"cpu"``, ``"cuda"``, ``"cuda:1"`` …
+        out_dir: where ``checkpoint.pt``, ``history.json`` and ``curves.png`` go (``None``: nowhere).
+    """
+
+    minutes: float | None = None
+    max_steps: int | None = None
+    max_tokens: int = 1536
+    warmup_steps: int = 400
+    learning_rate_scale: float = 0.5
+    label_smoothing: float = 0.1
+    clip_norm: float | None = 1.0
+    validate_every: int = 500
+    log_every: int = 50
+    seed: int = 0
+    device: str = "auto"
+    out_dir: str | None = None
+
+    def __post_init__(self):
+        if self.minutes is None and self.max_steps is None:
+            raise ValueError("give a budget: minutes, max_steps or both")
+        if self.validate_every < 1 or self.log_every < 1:
+            raise ValueError(f"validate_every and log_every must be positive, got {self.validate_every} and {self.log_every}")
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, values: dict) -> "TrainingConfig":
+        return cls(**_known(cls, values))
+
+
+def _known(cls, values: dict) -> dict:
+    names = {field.name for field in fields(cls)}
+    unknown = sorted(set(values) - names)
+    if unknown:
+        raise ValueError(f"{cls.__name__} has no settings {unknown}")
+    return dict(values)
+
+
+# Settings for each task: the model's size and the training options that differ from
+# TrainingConfig's defaults. ``transformer-course train --task NAME`` starts from these. The
+# numbers recipe is measured (benchmarks/README.md); the multi30k one is a first estimate for a GPU.
+RECIPES: dict[str, dict] = {
+    "numbers": {"model": ModelConfig(), "training": {}},
+    "copy": {"model": ModelConfig(d_model=64, num_heads=4, num_layers=2, d_ff=256), "training": {"warmup_steps": 200}},
+    "reverse": {"model": ModelConfig(d_model=64, num_heads=4, num_layers=2, d_ff=256), "training": {"warmup_steps": 200}},
+    "multi30k": {
+        "model": ModelConfig(d_model=256, num_heads=8, num_layers=3, d_ff=1024, dropout=0.1),
+        "training": {"max_tokens": 4096, "warmup_steps": 1000, "learning_rate_scale": 0.7, "validate_every": 1000},
+    },
+}

@@ -1,0 +1,41 @@
+"""The learning curves of a run, drawn with matplotlib."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from matplotlib.figure import Figure
+
+
+def plot_training_curves(history: dict, path: str | Path | None = None, title: str | None = None) -> Figure:
+    """Training and validation loss against the step, and the validation score beside them.
+
+    Args:
+        history: ``{"train": [{"step", "train_loss", ...}], "validation": [{"step", "validation_loss", "validation_<metric>"}]}``
+            as kept by :func:`~transformer_course.training.train`.
+        path: save the figure there (PNG) if given.
+        title: the figure's title.
+
+    Returns:
+        the figure (a notebook displays it).
+    """
+    figure = Figure(figsize=(10, 4), layout="constrained")
+    losses, scores = figure.subplots(1, 2)
+    train, validation = history.get("train", []), history.get("validation", [])
+    losses.plot([row["step"] for row in train], [row["train_loss"] for row in train], label="training (label-smoothed)")
+    losses.plot(
+        [row["step"] for row in validation], [row["validation_loss"] for row in validation], "o-", label="validation (label-smoothed)"
+    )
+    losses.set(xlabel="step", ylabel="loss per target token", yscale="log", title="loss")
+    losses.legend()
+    metric_names = [key for key in (validation[0] if validation else {}) if key.startswith("validation_") and key != "validation_loss"]
+    for name in metric_names:
+        scores.plot([row["step"] for row in validation], [row[name] for row in validation], "o-", label=name.removeprefix("validation_"))
+    scores.set(xlabel="step", ylabel="score (%)", ylim=(0, 100), title="validation score")
+    if metric_names:
+        scores.legend()
+    if title:
+        figure.suptitle(title)
+    if path is not None:
+        figure.savefig(path, dpi=100)
+    return figure

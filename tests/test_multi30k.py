@@ -1,0 +1,82 @@
+"""The real-corpus loader: Hugging Face dataset, local JSONL or TSV, and the multi30k task."""
+
+import sys
+import types
+
+import pytest
+
+from transformer_course.data import load_multi30k, multi30k_task, read_pairs, split_pairs
+
+
+def test_jsonl_and_tsv_files_give_the_same_pairs(fixtures):
+    assert load_multi30k(fixtures / "multi30k") == load_multi30k(fixtures / "multi30k_tsv")
+
+
+def test_pairs_are_german_then_english(fixtures):
+    pairs = read_pairs(fixtures / "multi30k" / "train.jsonl")
+    assert pairs[0] == ("Ein Mann fährt Fahrrad.", "A man rides a bicycle.")
+
+
+def test_the_languages_can_be_swapped(fixtures):
+    pairs = read_pairs(fixtures / "multi30k" / "train.jsonl", source_language="en", target_language="de")
+    assert pairs[0] == ("A man rides a bicycle.", "Ein Mann fährt Fahrrad.")
+
+
+def test_a_single_file_is_split_without_overlap(fixtures):
+    splits = load_multi30k(fixtures / "multi30k" / "train.jsonl", seed=1)
+    assert sum(len(pairs) for pairs in splits.values()) == 40
+    assert not set(splits["train"]) & set(splits["test"]) and not set(splits["train"]) & set(splits["validation"])
+    assert len(splits["test"]) == len(splits["validation"]) == 2
+
+
+def test_split_pairs_drops_duplicates_so_no_pair_is_in_two_splits():
+    pairs = [("a", "b")] * 10 + [(str(index), str(index)) for index in range(40)]
+    splits = split_pairs(pairs, seed=0, validation_fraction=0.1, test_fraction=0.1)
+    assert sum(len(split) for split in splits.values()) == 41
+
+
+def test_wrong_jsonl_keys_are_reported_with_the_line(tmp_path):
+    path = tmp_path / "pairs.jsonl"
+    path.write_text('{"fr": "Bonjour", "en": "Hello"}\n')
+    with pytest.raises(ValueError, match=r"pairs.jsonl:1: expected keys 'de' and 'en'"):
+        read_pairs(path)
+
+
+def test_a_tsv_line_without_two_columns_is_reported(tmp_path):
+    path = tmp_path / "pairs.tsv"
+    path.write_text("only one column\n")
+    with pytest.raises(ValueError, match="pairs.tsv:1: expected 2 tab-separated columns"):
+        read_pairs(path)
+
+
+def test_a_directory_missing_a_split_is_reported(tmp_path):
+    (tmp_path / "train.tsv").write_text("a\tb\n")
+    with pytest.raises(FileNotFoundError, match="validation.jsonl or validation.tsv"):
+        load_multi30k(tmp_path)
+
+
+def test_the_hugging_face_dataset_is_read_through_datasets(monkeypatch):
+    requested = []
+
+    def load_dataset(name):
+        requested.append(name)
+        row = {"de": "Ein Hund.", "en": "A dog."}
+        return {"train": [row, row], "validation": [row], "test": [row]}
+
+    monkeypatch.setitem(sys.modules, "datasets", types.SimpleNamespace(load_dataset=load_dataset))
+    splits = load_multi30k()
+    assert requested == ["bentrevett/multi30k"]
+    assert splits["train"] == [("Ein Hund.", "A dog.")] * 2 and len(splits["test"]) == 1
+
+
+def test_without_datasets_installed_the_error_says_how_to_get_it(monkeypatch):
+    monkeypatch.setitem(sys.modules, "datasets", None)  # makes "import datasets" fail
+    with pytest.raises(ImportError, match="pip install datasets"):
+        load_multi30k()
+
+
+def test_the_multi30k_task_shares_one_bpe_vocabulary_and_scores_with_bleu(fixtures):
+    task = multi30k_task(fixtures / "multi30k", vocab_size=300)
+    assert task.source_tokenizer is task.target_tokenizer
+    assert task.metric == "bleu" and len(task.splits["test"]) == 10
+    assert task.arguments == {"path": str(fixtures / "multi30k"), "vocab_size": 300, "seed": 0}

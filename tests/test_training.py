@@ -1,0 +1,227 @@
+"""Label smoothing, the schedule, checkpoints, resumption, the NaN guard and the training loop."""
+
+import os
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from transformer_course.data import copy_task
+from transformer_course.training import (
+    LabelSmoothingLoss,
+    ModelConfig,
+    NonFiniteLossError,
+    TrainingConfig,
+    load_checkpoint,
+    load_trained_model,
+    save_checkpoint,
+    train,
+    transformer_learning_rate,
+    transformer_optimizer,
+    warmup_scheduler,
+)
+
+TINY = ModelConfig(d_model=16, num_heads=2, num_layers=1, d_ff=32, dropout=0.1)
+
+
+@pytest.fixture(scope="module")
+def task():
+    return copy_task(seed=0, vocabulary_size=6, max_length=6, train_size=400, validation_size=40, test_size=40)
+
+
+def tiny_run(out_dir, max_steps, **options):
+    settings = dict(max_steps=max_steps, max_tokens=64, warmup_steps=5, validate_every=4, log_every=2, out_dir=str(out_dir))
+    settings.update(options)
+    return TrainingConfig(**settings)
+
+
+# ---- label smoothing ---------------------------------------------------------------------------
+
+
+def test_label_smoothing_equals_pytorch_cross_entropy_with_label_smoothing():
+    torch.manual_seed(0)
+    logits, targets = torch.randn(4, 7, 11), torch.randint(1, 11, (4, 7))
+    targets[0, 4:] = 0  # padding
+    expected = F.cross_entropy(logits.view(-1, 11), targets.view(-1), label_smoothing=0.1, ignore_index=0)
+    torch.testing.assert_close(LabelSmoothingLoss(0.1, ignore_index=0)(logits, targets), expected)
+
+
+def test_label_smoothing_of_zero_is_cross_entropy():
+    torch.manual_seed(1)
+    logits, targets = torch.randn(5, 9), torch.randint(0, 9, (5,))
+    torch.testing.assert_close(LabelSmoothingLoss(0.0, ignore_index=-100)(logits, targets), F.cross_entropy(logits, targets))
+
+
+def test_padding_positions_do_not_change_the_loss():
+    torch.manual_seed(2)
+    logits, targets = torch.randn(1, 6, 8), torch.tensor([[3, 4, 5, 0, 0, 0]])
+    changed = logits.clone()
+    changed[0, 3:] = 100.0
+    criterion = LabelSmoothingLoss(0.1)
+    torch.testing.assert_close(criterion(logits, targets), criterion(changed, targets))
+
+
+def test_label_smoothing_rejects_mismatched_shapes_and_bad_epsilon():
+    with pytest.raises(ValueError, match=r"logits \(2, 3, 5\) and targets \(2, 4\)"):
+        LabelSmoothingLoss()(torch.randn(2, 3, 5), torch.zeros(2, 4, dtype=torch.long))
+    with pytest.raises(ValueError, match="smoothing"):
+        LabelSmoothingLoss(1.0)
+
+
+# ---- optimiser and schedule --------------------------------------------------------------------
+
+
+def test_schedule_is_equation_3_of_the_paper():
+    assert transformer_learning_rate(1, 512, 4000) == pytest.approx(512**-0.5 * 4000**-1.5)
+    assert transformer_learning_rate(10_000, 512, 4000) == pytest.approx(512**-0.5 * 10_000**-0.5)
+    assert transformer_learning_rate(100, 512, 4000, scale=2.0) == pytest.approx(2 * transformer_learning_rate(100, 512, 4000))
+
+
+def test_schedule_rises_linearly_then_peaks_at_warmup_then_decays():
+    rates = [transformer_learning_rate(step, 128, 100) for step in range(1, 400)]
+    assert max(range(len(rates)), key=rates.__getitem__) + 1 == 100
+    assert rates[49] == pytest.approx(rates[99] / 2)  # linear: half the steps, half the rate
+    assert rates[399 - 1] == pytest.approx(rates[99] * (100 / 399) ** 0.5)  # 1/√step after the peak
+
+
+def test_scheduler_sets_each_updates_learning_rate_from_step_one():
+    model = torch.nn.Linear(2, 2)
+    optimizer = transformer_optimizer(model)
+    scheduler = warmup_scheduler(optimizer, d_model=64, warmup_steps=10, scale=0.5)
+    for step in range(1, 15):
+        assert optimizer.param_groups[0]["lr"] == pytest.approx(transformer_learning_rate(step, 64, 10, 0.5))
+        optimizer.step()
+        scheduler.step()
+
+
+def test_optimizer_is_adam_with_the_papers_betas_and_epsilon():
+    optimizer = transformer_optimizer(torch.nn.Linear(2, 2))
+    assert isinstance(optimizer, torch.optim.Adam)
+    assert optimizer.defaults["betas"] == (0.9, 0.98) and optimizer.defaults["eps"] == 1e-9
+
+
+def test_a_run_needs_a_budget():
+    with pytest.raises(ValueError, match="budget"):
+        TrainingConfig()
+
+
+# ---- checkpoints --------------------------------------------------------------------------------
+
+
+def test_checkpoint_round_trips(tmp_path):
+    state = {"model": {"weight": torch.arange(4.0)}, "progress": {"step": 3}}
+    save_checkpoint(state, tmp_path / "checkpoint.pt")
+    loaded = load_checkpoint(tmp_path / "checkpoint.pt")
+    assert torch.equal(loaded["model"]["weight"], torch.arange(4.0)) and loaded["progress"] == {"step": 3}
+
+
+def test_a_failed_save_leaves_the_old_checkpoint_and_no_temporary_file(tmp_path, monkeypatch):
+    path = tmp_path / "checkpoint.pt"
+    save_checkpoint({"step": 1}, path)
+    before = path.read_bytes()
+
+    def crash_midway(state, file):
+        file.write(b"half a checkpoint")
+        raise OSError("disk full")
+
+    monkeypatch.setattr(torch, "save", crash_midway)
+    with pytest.raises(OSError, match="disk full"):
+        save_checkpoint({"step": 2}, path)
+    assert path.read_bytes() == before
+    assert os.listdir(tmp_path) == ["checkpoint.pt"]
+
+
+def test_loading_a_missing_checkpoint_names_it(tmp_path):
+    with pytest.raises(FileNotFoundError, match="nothing.pt"):
+        load_checkpoint(tmp_path / "nothing.pt")
+
+
+# ---- the loop -----------------------------------------------------------------------------------
+
+
+def test_training_lowers_the_validation_loss(task, tmp_path):
+    result = train(task, tiny_run(tmp_path, 24, validate_every=12), TINY, progress=False)
+    first, last = result.history["validation"][0]["validation_loss"], result.history["validation"][-1]["validation_loss"]
+    assert result.steps == 24 and result.stopped_because == "max_steps"
+    assert last < first < result.history["train"][0]["train_loss"]
+
+
+def test_a_run_writes_its_checkpoint_history_and_curves(task, tmp_path):
+    result = train(task, tiny_run(tmp_path, 4), TINY, progress=False)
+    assert result.checkpoint == tmp_path / "checkpoint.pt"
+    assert {"checkpoint.pt", "history.json", "curves.png"} <= set(os.listdir(tmp_path))
+    assert (tmp_path / "curves.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_a_resumed_run_ends_with_the_same_parameters_as_an_uninterrupted_one(task, tmp_path):
+    straight = train(task, tiny_run(tmp_path / "straight", 12), TINY, progress=False)
+    train(task, tiny_run(tmp_path / "interrupted", 6, validate_every=100), TINY, progress=False)
+    resumed = train(task, tiny_run(tmp_path / "interrupted", 12), TINY, resume=True, progress=False)
+    assert resumed.steps == 12
+    for (name, expected), actual in zip(straight.model.state_dict().items(), resumed.model.state_dict().values()):
+        assert torch.equal(expected, actual), name
+
+
+def test_resuming_in_the_middle_of_an_epoch_continues_with_the_next_batch(task, tmp_path):
+    train(task, tiny_run(tmp_path, 5, validate_every=100), TINY, progress=False)
+    progress = load_checkpoint(tmp_path / "checkpoint.pt")["progress"]
+    assert (progress["step"], progress["epoch"], progress["batch_in_epoch"]) == (5, 0, 5)
+
+
+def test_a_time_budget_stops_the_run(task, tmp_path):
+    result = train(task, TrainingConfig(minutes=0.002, max_tokens=64, out_dir=str(tmp_path)), TINY, progress=False)
+    assert result.stopped_because == "minutes" and 1 <= result.steps < 1000
+    again = train(task, TrainingConfig(minutes=0.002, max_tokens=64, out_dir=str(tmp_path)), TINY, resume=True, progress=False)
+    assert again.steps == result.steps  # the budget is total: a resumed run that has spent it stops at once
+
+
+def test_a_nan_loss_stops_the_run_and_keeps_the_last_good_checkpoint(task, tmp_path):
+    torch.manual_seed(0)
+    model = TINY.build(len(task.source_tokenizer), len(task.target_tokenizer))
+    training_forwards = []
+
+    def poison_step_6(module, inputs, output):
+        if module.training:
+            training_forwards.append(1)
+            if len(training_forwards) == 6:
+                return output * float("nan")
+        return output
+
+    model.register_forward_hook(poison_step_6)
+    with pytest.raises(NonFiniteLossError, match=r"loss became nan at step 6 .*checkpoint.pt \(step 4\), is left as it was"):
+        train(task, tiny_run(tmp_path, 10), TINY, model=model, progress=False)
+    assert load_checkpoint(tmp_path / "checkpoint.pt")["progress"]["step"] == 4
+    assert all(torch.isfinite(parameter).all() for parameter in model.parameters())  # not updated with the NaN
+
+
+def test_a_checkpoint_rebuilds_the_trained_model_and_its_task(task, tmp_path):
+    result = train(task, tiny_run(tmp_path, 4), TINY, progress=False)
+    model, rebuilt_task, state = load_trained_model(tmp_path / "checkpoint.pt", device="cpu")
+    assert rebuilt_task.splits == task.splits and state["progress"]["step"] == 4
+    source = torch.tensor([[5, 6, 2]])
+    result.model.eval()
+    torch.testing.assert_close(model(source, source), result.model(source, source))
+
+
+def test_resuming_with_another_model_size_is_refused(task, tmp_path):
+    train(task, tiny_run(tmp_path, 2), TINY, progress=False)
+    wider = ModelConfig(d_model=32, num_heads=2, num_layers=1, d_ff=32)
+    with pytest.raises(ValueError, match="another size"):
+        train(task, tiny_run(tmp_path, 4), wider, resume=True, progress=False)
+
+
+def training_step_runs_on(device, task, tmp_path):
+    config = tiny_run(tmp_path, 3, device=device, validate_every=3)
+    result = train(task, config, TINY, progress=False)
+    assert all(torch.isfinite(parameter).all() for parameter in result.model.parameters())
+    assert next(result.model.parameters()).device.type == torch.device(device).type
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU: mixed precision (bf16 or fp16 + GradScaler)")
+def test_training_runs_in_mixed_precision_on_a_gpu(task, tmp_path):
+    training_step_runs_on("cuda", task, tmp_path)
+
+
+def test_training_runs_in_float32_on_the_cpu(task, tmp_path):
+    training_step_runs_on("cpu", task, tmp_path)
