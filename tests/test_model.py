@@ -74,24 +74,34 @@ def test_tied_output_projection_shares_the_target_embedding_storage():
     assert model.output_projection.weight.data_ptr() == model.target_embedding.weight.data_ptr()
 
 
-def test_tied_embeddings_also_share_the_source_table_when_vocabularies_match():
-    model = small_model("cpu", src_vocab_size=TGT_VOCAB)
+def test_tied_embeddings_also_share_the_source_table_with_a_shared_vocabulary():
+    model = small_model("cpu", src_vocab_size=TGT_VOCAB, shared_vocabulary=True)
     assert model.source_embedding.weight.data_ptr() == model.target_embedding.weight.data_ptr()
 
 
-def test_tied_embeddings_keep_the_source_table_separate_when_vocabularies_differ():
-    model = small_model("cpu")
+def test_separate_vocabularies_keep_separate_source_tables_even_of_equal_size():
+    model = small_model("cpu", src_vocab_size=TGT_VOCAB)
     assert model.source_embedding.weight.data_ptr() != model.target_embedding.weight.data_ptr()
 
 
+def test_a_shared_vocabulary_of_two_sizes_is_refused():
+    with pytest.raises(ValueError, match=f"src_vocab_size == tgt_vocab_size, got {SRC_VOCAB} and {TGT_VOCAB}"):
+        small_model("cpu", shared_vocabulary=True)
+
+
+def test_embedding_rows_start_with_length_about_one():
+    lengths = small_model("cpu").target_embedding.weight.norm(dim=-1)
+    assert 0.5 < lengths.mean() < 1.5
+
+
 def test_tied_weights_stay_shared_after_moving_to_the_device(device):
-    model = small_model(device, src_vocab_size=TGT_VOCAB)
+    model = small_model(device, src_vocab_size=TGT_VOCAB, shared_vocabulary=True)
     shared = model.target_embedding.weight.data_ptr()
     assert model.output_projection.weight.data_ptr() == shared == model.source_embedding.weight.data_ptr()
 
 
 def test_untied_model_has_its_own_output_projection():
-    model = small_model("cpu", tie_embeddings=False, src_vocab_size=TGT_VOCAB)
+    model = small_model("cpu", tie_embeddings=False, src_vocab_size=TGT_VOCAB, shared_vocabulary=True)
     pointers = {model.output_projection.weight.data_ptr(), model.target_embedding.weight.data_ptr(), model.source_embedding.weight.data_ptr()}
     assert len(pointers) == 3
 

@@ -141,9 +141,9 @@ def test_loading_a_missing_checkpoint_names_it(tmp_path):
 
 def test_training_lowers_the_validation_loss(task, tmp_path):
     result = train(task, tiny_run(tmp_path, 24, validate_every=12), TINY, progress=False)
-    first, last = result.history["validation"][0]["validation_loss"], result.history["validation"][-1]["validation_loss"]
+    loss_at_start = result.history["train"][0]["train_loss"]  # the untrained model's loss
     assert result.steps == 24 and result.stopped_because == "max_steps"
-    assert last < first < result.history["train"][0]["train_loss"]
+    assert result.history["validation"][-1]["validation_loss"] < loss_at_start - 0.3
 
 
 def test_a_run_writes_its_checkpoint_history_and_curves(task, tmp_path):

@@ -2,10 +2,11 @@
 
     Embedding(token) = E[token] · √d_model
 
-A learned table ``E`` maps each token id to a ``d_model``-vector. The paper multiplies it by
-√d_model: with the usual initialisation the entries of ``E`` are small (about 1/√d_model), and
-the scaling brings the embedding to the same magnitude as the positional encoding added to it,
-whose entries lie in [-1, 1], so that position does not drown out meaning.
+A learned table ``E`` maps each token id to a ``d_model``-vector. Its entries start small, drawn
+from N(0, 1/d_model), so that a row has length about 1 — the scale at which ``E`` also works as the
+output layer (below). The paper multiplies the embedding by √d_model, which brings that length to
+about √d_model, the magnitude of the positional encoding added to it (length √(d_model/2)), so
+that neither drowns out the other.
 
 The same table can serve as the output projection (``logits = h Eᵀ``): the paper shares it
 between the two embeddings and the pre-softmax linear layer ("weight tying", §3.4).
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import math
 
+import torch
 from torch import Tensor, nn
 
 
@@ -34,6 +36,14 @@ class TokenEmbedding(nn.Module):
         super().__init__()
         self.embedding = nn.Embedding(vocab_size, d_model, padding_idx=padding_idx)
         self.scale = math.sqrt(d_model)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Entries from N(0, 1/d_model): every row of ``E`` has length about 1."""
+        nn.init.normal_(self.embedding.weight, mean=0.0, std=self.embedding.embedding_dim**-0.5)
+        if self.embedding.padding_idx is not None:
+            with torch.no_grad():
+                self.embedding.weight[self.embedding.padding_idx].zero_()
 
     @property
     def weight(self) -> nn.Parameter:

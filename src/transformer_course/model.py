@@ -40,11 +40,12 @@ class Transformer(nn.Module):
         dropout: dropout rate everywhere (0.1).
         norm_first: Pre-LN if True, Post-LN (the paper) if False.
         max_len: longest sequence the positional encoding covers.
-        tie_embeddings: share the target embedding with the output layer (and the source
-            embedding too when the vocabularies have the same size).
+        tie_embeddings: share the target embedding with the output layer.
         positional: ``"sinusoidal"`` (the paper) or ``"learned"``.
         fused_attention: use PyTorch's fused attention kernel (faster; attention weights are not
             kept; see :func:`recording_attention`).
+        shared_vocabulary: source and target use one vocabulary (e.g. a joint BPE); with
+            ``tie_embeddings`` the source embedding then shares the table too, as in the paper.
     """
 
     def __init__(
@@ -62,10 +63,15 @@ class Transformer(nn.Module):
         *,
         positional: str = "sinusoidal",
         fused_attention: bool = True,
+        shared_vocabulary: bool = False,
     ):
         super().__init__()
         if positional not in POSITIONAL_ENCODINGS:
             raise ValueError(f"positional must be one of {sorted(POSITIONAL_ENCODINGS)}, got {positional!r}")
+        if shared_vocabulary and src_vocab_size != tgt_vocab_size:
+            raise ValueError(
+                f"a shared vocabulary needs src_vocab_size == tgt_vocab_size, got {src_vocab_size} and {tgt_vocab_size}"
+            )
         self.d_model = d_model
         self.source_embedding = TokenEmbedding(src_vocab_size, d_model)
         self.target_embedding = TokenEmbedding(tgt_vocab_size, d_model)
@@ -77,13 +83,15 @@ class Transformer(nn.Module):
         self._reset_parameters()
         if tie_embeddings:
             self.output_projection.weight = self.target_embedding.embedding.weight
-            if src_vocab_size == tgt_vocab_size:
+            if shared_vocabulary:
                 self.source_embedding.embedding.weight = self.target_embedding.embedding.weight
 
     def _reset_parameters(self) -> None:
-        # Xavier/Glorot initialisation for every matrix, as in the reference implementations.
+        # Xavier/Glorot initialisation for every matrix but the embedding tables, which keep
+        # TokenEmbedding's N(0, 1/d_model) (rows of length about 1, right for the tied output layer).
+        embeddings = {id(self.source_embedding.weight), id(self.target_embedding.weight)}
         for parameter in self.parameters():
-            if parameter.dim() > 1:
+            if parameter.dim() > 1 and id(parameter) not in embeddings:
                 nn.init.xavier_uniform_(parameter)
 
     def encode(self, src: Tensor, src_mask: Tensor | None = None) -> Tensor:

@@ -28,6 +28,7 @@ class ModelConfig:
     max_len: int = 512
     tie_embeddings: bool = True
     positional: str = "sinusoidal"
+    shared_vocabulary: bool = False  # one vocabulary for both sides: the source embedding is tied too
 
     def build(self, source_vocab_size: int, target_vocab_size: int) -> Transformer:
         """A freshly initialised model with these hyperparameters."""
@@ -106,10 +107,16 @@ def _known(cls, values: dict) -> dict:
 # numbers recipe is measured (benchmarks/README.md); the multi30k one is a first estimate for a GPU.
 RECIPES: dict[str, dict] = {
     "numbers": {"model": ModelConfig(), "training": {}},
-    "copy": {"model": ModelConfig(d_model=64, num_heads=4, num_layers=2, d_ff=256), "training": {"warmup_steps": 200}},
-    "reverse": {"model": ModelConfig(d_model=64, num_heads=4, num_layers=2, d_ff=256), "training": {"warmup_steps": 200}},
+    "copy": {
+        "model": ModelConfig(d_model=64, num_heads=4, num_layers=2, d_ff=256, shared_vocabulary=True),
+        "training": {"warmup_steps": 200},
+    },
+    "reverse": {
+        "model": ModelConfig(d_model=64, num_heads=4, num_layers=2, d_ff=256, shared_vocabulary=True),
+        "training": {"warmup_steps": 200},
+    },
     "multi30k": {
-        "model": ModelConfig(d_model=256, num_heads=8, num_layers=3, d_ff=1024, dropout=0.1),
+        "model": ModelConfig(d_model=256, num_heads=8, num_layers=3, d_ff=1024, dropout=0.1, shared_vocabulary=True),
         "training": {"max_tokens": 4096, "warmup_steps": 1000, "learning_rate_scale": 0.7, "validate_every": 1000},
     },
 }
