@@ -15,6 +15,8 @@ COURSE_FILES = ("solutions", "exercises", "nbgrader_config.py", "_config.yml")
 
 # Limits small enough that broken submissions fail fast in tests.
 TEST_LIMITS = GradingLimits(cell_timeout=10, submission_timeout=300, memory_limit_mb=3072)
+# Whole assignments are graded with the real limit per cell: the final project trains for about 30 s.
+CLASS_LIMITS = GradingLimits(cell_timeout=GradingLimits.cell_timeout, submission_timeout=300, memory_limit_mb=3072)
 
 
 def copy_course(target: Path) -> Course:
@@ -90,6 +92,8 @@ def write_submissions(directory: Path, assignment: str, submissions: dict[str, d
     return directory
 
 
-def grade(course: Course, assignment: str, submissions: Path, **options) -> dict[str, SubmissionResult]:
-    results = autograde(course, assignment, submissions, limits=TEST_LIMITS, **options)
+def grade(
+    course: Course, assignment: str, submissions: Path, limits: GradingLimits = TEST_LIMITS, **options
+) -> dict[str, SubmissionResult]:
+    results = autograde(course, assignment, submissions, limits=limits, **options)
     return {result.student_id: result for result in results}

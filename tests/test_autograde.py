@@ -9,6 +9,7 @@ import pytest
 from nbgrader.api import Gradebook
 
 from grading_support import (
+    CLASS_LIMITS,
     assignments,
     exercise_notebook,
     grade,
@@ -40,7 +41,7 @@ def graded_class(course, tmp_path_factory):
                     "partly-done": partly_done_notebook(assignment),
                 },
             )
-            _graded[assignment] = grade(course, assignment, submissions)
+            _graded[assignment] = grade(course, assignment, submissions, limits=CLASS_LIMITS)
         return _graded[assignment]
 
     return run
