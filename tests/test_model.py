@@ -215,3 +215,31 @@ def test_encoder_and_decoder_layers_start_from_different_weights():
     for stack in (encoder, decoder):
         first, second = stack.layers[0].self_attention.w_q.weight, stack.layers[1].self_attention.w_q.weight
         assert first.shape == second.shape and not torch.equal(first, second)
+
+
+def test_token_ids_outside_the_vocabulary_raise_naming_the_range():
+    model = small_model("cpu")
+    src = tokens(2, 7, SRC_VOCAB, "cpu")
+    src[0, 3] = SRC_VOCAB
+    with pytest.raises(ValueError, match=rf"0 … {SRC_VOCAB - 1} .* to {SRC_VOCAB}$"):
+        model(src, tokens(2, 5, TGT_VOCAB, "cpu"))
+
+
+def test_negative_token_ids_raise():
+    model = small_model("cpu")
+    tgt = tokens(2, 5, TGT_VOCAB, "cpu")
+    tgt[1, 0] = -1
+    with pytest.raises(ValueError, match="token ids must lie in"):
+        model(tokens(2, 7, SRC_VOCAB, "cpu"), tgt)
+
+
+def test_token_ids_without_a_batch_dimension_raise_naming_the_shape():
+    model = small_model("cpu")
+    with pytest.raises(ValueError, match=r"\(batch, L\), got shape \(7,\)"):
+        model.encode(tokens(1, 7, SRC_VOCAB, "cpu")[0])
+
+
+def test_float_token_ids_raise_type_error():
+    model = small_model("cpu")
+    with pytest.raises(TypeError, match="integers"):
+        model.encode(tokens(2, 7, SRC_VOCAB, "cpu").float())

@@ -50,7 +50,21 @@ class TokenEmbedding(nn.Module):
         return self.embedding.weight
 
     def forward(self, tokens: Tensor) -> Tensor:
-        """``tokens``: integer ids ``(batch, L)`` → ``(batch, L, d_model)``."""
-        if tokens.is_floating_point():
+        """``tokens``: integer ids ``(batch, L)`` → ``(batch, L, d_model)``.
+
+        Raises:
+            TypeError: the ids are not integers.
+            ValueError: they are not ``(batch, L)``, or an id lies outside ``0 … vocab_size - 1``
+                (on a GPU that would otherwise end in an opaque device-side assertion).
+        """
+        if tokens.is_floating_point() or tokens.dtype == torch.bool:
             raise TypeError(f"token ids must be integers, got dtype {tokens.dtype}")
+        if tokens.dim() != 2:
+            raise ValueError(f"token ids must have shape (batch, L), got shape {tuple(tokens.shape)}")
+        vocab_size = self.embedding.num_embeddings
+        if tokens.numel() and not (0 <= int(tokens.min()) and int(tokens.max()) < vocab_size):
+            raise ValueError(
+                f"token ids must lie in 0 … {vocab_size - 1} (vocab_size={vocab_size}), "
+                f"got ids from {int(tokens.min())} to {int(tokens.max())}"
+            )
         return self.embedding(tokens) * self.scale
