@@ -84,11 +84,12 @@ def write_submissions(directory: Path, assignment: str, submissions: dict[str, d
     name = notebook_name(assignment)
     for student, content in submissions.items():
         filename = name
-        if isinstance(content, tuple):  # (file name, content): a notebook under another name
+        if isinstance(content, tuple):  # (relative path, content): a notebook under another name or folder
             filename, content = content
-        (directory / student).mkdir(parents=True, exist_ok=True)
+        path = directory / student / filename
+        path.parent.mkdir(parents=True, exist_ok=True)
         text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
-        (directory / student / filename).write_text(text, encoding="utf-8")
+        path.write_text(text, encoding="utf-8")
     return directory
 
 

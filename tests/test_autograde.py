@@ -87,6 +87,14 @@ def _broken_class() -> dict:
         if cell["id"] == "test-attention":
             cell["source"] = "assert True  # the test, emptied\n"
     edited["cells"] = [cell for cell in edited["cells"] if cell["id"] != "test-cosine"]
+    stripped = solution_notebook(FIRST)
+    for cell in stripped["cells"]:
+        del cell["metadata"]["nbgrader"]
+    retyped = solution_notebook(FIRST)
+    for cell in retyped["cells"]:
+        if cell["id"] == "test-softmax":
+            cell.update(cell_type="markdown", source="the test, made a comment")
+            del cell["outputs"], cell["execution_count"]
     return {
         "solution": solution,
         "partly-done": partly_done_notebook(FIRST),
@@ -94,6 +102,9 @@ def _broken_class() -> dict:
         "not-a-notebook": '{"hello": "world"}',
         "other-assignment": ("masks.ipynb", other_assignment),
         "edited-tests": edited,
+        "metadata-stripped": stripped,
+        "test-made-markdown": retyped,
+        "nbgrader-layout": (f"{FIRST}/attention.ipynb", solution),
         "endless-loop": with_appended_code(solution, "softmax", "while True:\n    pass\n"),
         "exits-kernel": with_appended_code(solution, "softmax", "import os\nos._exit(1)\n"),
         "allocates-without-bound": with_appended_code(
@@ -144,6 +155,23 @@ def test_edited_and_deleted_tests_are_restored_and_graded_with_the_originals(bro
     assert result.status == "tests_restored"
     assert "test-attention" in result.message and "test-cosine" in result.message
     assert result.score == result.max_score  # the solution passes the restored originals
+
+
+def test_stripped_nbgrader_metadata_is_given_back_by_cell_id_and_graded(broken_class):
+    result = broken_class[0]["metadata-stripped"]
+    assert result.status == "tests_restored" and "metadata" in result.message and "test-softmax" in result.message
+    assert result.score == result.max_score
+
+
+def test_a_test_cell_turned_into_markdown_is_restored_as_code(broken_class):
+    result = broken_class[0]["test-made-markdown"]
+    assert result.status == "tests_restored" and "test-softmax" in result.message
+    assert result.score == result.max_score
+
+
+def test_nbgraders_own_student_assignment_layout_is_accepted(broken_class):
+    result = broken_class[0]["nbgrader-layout"]
+    assert result.status == "graded" and result.score == result.max_score
 
 
 def test_endless_loop_is_interrupted_and_the_rest_graded(broken_class):

@@ -2,10 +2,12 @@
 
     transformer-course autograde ASSIGNMENT SUBMISSIONS_DIR [--out grades.csv] [--jobs N]
 
-``SUBMISSIONS_DIR`` holds ``<student_id>/<notebook>.ipynb``. For each student this module
+``SUBMISSIONS_DIR`` holds ``<student_id>/<notebook>.ipynb`` (or nbgrader's own layout,
+``<student_id>/<assignment>/<notebook>.ipynb``). For each student this module
 
 1. checks the file before nbgrader sees it: present, valid notebook JSON, and a notebook of this
-   assignment (it must carry this assignment's nbgrader cells);
+   assignment (it must carry this assignment's nbgrader cells; cells that lost their nbgrader
+   metadata get it back, found by their Jupyter cell id);
 2. copies it to nbgrader's ``submitted/<student_id>/<assignment>/`` and runs ``nbgrader autograde``
    for that student alone, in its own process group with a per-cell timeout and a memory limit;
    nbgrader restores test cells that were edited or deleted and grades with the originals;
@@ -20,6 +22,7 @@ gives the same grades.
 
 from __future__ import annotations
 
+import copy
 import csv
 import os
 import resource
@@ -39,7 +42,7 @@ from .execute import KERNEL_DIED, KERNEL_UNRESPONSIVE
 # Every status a submission can end with, and what it means.
 STATUSES = {
     "graded": "graded",
-    "tests_restored": "graded with the original tests: test cells had been edited or deleted",
+    "tests_restored": "graded with the original tests: test cells (or their nbgrader metadata) had been edited or deleted",
     "missing": "no notebook of this assignment was submitted",
     "invalid_notebook": "the file is not a valid Jupyter notebook",
     "wrong_assignment": "the notebook belongs to another assignment",
@@ -129,6 +132,7 @@ class _Prepared:
     student_id: str
     rejection: tuple[str, str] | None = None  # (status, message) when it cannot be graded at all
     restored_cells: tuple[str, ...] = ()  # test cells nbgrader will restore
+    restored_metadata: tuple[str, ...] = ()  # cells whose stripped nbgrader metadata was given back
 
 
 def _register_assignment(course: Course, assignment: str, db_url: str, scratch: Path) -> dict[str, dict]:
@@ -152,6 +156,8 @@ def _prepare(
     target = course.root / "submitted" / student_id / assignment
     if target.exists():
         shutil.rmtree(target)
+    if not any(student_directory.glob("*.ipynb")) and (student_directory / assignment).is_dir():
+        student_directory = student_directory / assignment  # nbgrader's own <student>/<assignment>/ layout
     notebooks = sorted(student_directory.glob("*.ipynb"))
     expected_names = sorted(released)
     chosen: dict[str, Path] = {name: student_directory / name for name in expected_names if (student_directory / name).is_file()}
@@ -161,7 +167,9 @@ def _prepare(
         found = ", ".join(path.name for path in notebooks) or "no notebook"
         return _Prepared(student_id, ("missing", f"expected {', '.join(expected_names)}; found {found}"))
 
-    restored: list[str] = []
+    repaired: dict[str, dict] = {}
+    restored_cells: list[str] = []
+    restored_metadata: list[str] = []
     for name, path in chosen.items():
         try:
             notebook = read_json_notebook(path)
@@ -169,43 +177,66 @@ def _prepare(
         except (ValueError, nbformat.ValidationError, UnicodeDecodeError) as error:
             first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
             return _Prepared(student_id, ("invalid_notebook", f"{path.name}: {first_line}"))
-        expected_ids = set(_cell_sources(released[name]))
-        submitted_ids = set(_cell_sources(notebook))
-        if not submitted_ids & expected_ids:
-            other = ", ".join(sorted(submitted_ids)[:3]) or "no nbgrader cells"
+        restored_metadata += _restore_stripped_metadata(notebook, released[name])
+        if not set(_nbgrader_cells(notebook)) & set(_nbgrader_cells(released[name])):
+            other = ", ".join(sorted(_nbgrader_cells(notebook))[:3]) or "no nbgrader cells"
             message = f"{path.name} has none of the cells of {assignment}/{name} (it has {other})"
             return _Prepared(student_id, ("wrong_assignment", message))
-        restored += _changed_test_cells(released[name], sources[name], notebook)
+        restored_cells += _changed_test_cells(released[name], sources[name], notebook)
+        repaired[name] = notebook
     target.mkdir(parents=True)
-    for name, path in chosen.items():
-        shutil.copyfile(path, target / name)
+    for name, notebook in repaired.items():
+        nbformat.write(nbformat.from_dict(notebook), target / name)
     if (student_directory / "timestamp.txt").is_file():
         shutil.copyfile(student_directory / "timestamp.txt", target / "timestamp.txt")
-    return _Prepared(student_id, restored_cells=tuple(restored))
+    return _Prepared(student_id, restored_cells=tuple(restored_cells), restored_metadata=tuple(restored_metadata))
+
+
+def _restore_stripped_metadata(submitted: dict, released: dict) -> list[str]:
+    """Give back the nbgrader metadata of cells that lost it, matching cells by their Jupyter id.
+
+    Without it nbgrader would not know which cell holds which answer, and would put the test cells
+    back at the top of the notebook, before the code they test. Returns the grade_ids restored.
+    """
+    present = set(_nbgrader_cells(submitted))
+    by_id = {
+        cell["id"]: cell["metadata"]["nbgrader"]
+        for cell in released.get("cells", [])
+        if "id" in cell and "grade_id" in cell.get("metadata", {}).get("nbgrader", {})
+    }
+    restored = []
+    for cell in submitted.get("cells", []):
+        metadata = by_id.get(cell.get("id"))
+        if metadata is None or "grade_id" in cell.get("metadata", {}).get("nbgrader", {}) or metadata["grade_id"] in present:
+            continue
+        cell.setdefault("metadata", {})["nbgrader"] = copy.deepcopy(metadata)
+        restored.append(metadata["grade_id"])
+    return restored
 
 
 def _changed_test_cells(released: dict, source: dict, submitted: dict) -> list[str]:
-    """grade_ids of locked cells (tests, given code) that the submission edited or deleted.
+    """grade_ids of locked cells (tests, given code) that the submission edited, retyped or deleted.
 
     A cell is unchanged if it reads as released to learners, or as in the source notebook (which
     still holds the hidden tests).
     """
-    submitted_cells, source_cells = _cell_sources(submitted), _cell_sources(source)
+    submitted_cells, source_cells = _nbgrader_cells(submitted), _nbgrader_cells(source)
     return [
         grade_id
-        for grade_id, text in _cell_sources(released, locked_only=True).items()
-        if submitted_cells.get(grade_id) not in (text, source_cells.get(grade_id))
+        for grade_id, cell in _nbgrader_cells(released, locked_only=True).items()
+        if submitted_cells.get(grade_id) not in (cell, source_cells.get(grade_id))
     ]
 
 
-def _cell_sources(notebook: dict, locked_only: bool = False) -> dict[str, str]:
-    """grade_id → source text of a notebook's nbgrader cells (only the locked, non-answer ones if asked)."""
-    sources = {}
+def _nbgrader_cells(notebook: dict, locked_only: bool = False) -> dict[str, tuple[str, str]]:
+    """grade_id → (cell type, source text) of a notebook's nbgrader cells (only the locked,
+    non-answer ones if asked)."""
+    cells = {}
     for cell in notebook.get("cells", []):
         metadata = cell.get("metadata", {}).get("nbgrader", {})
         if "grade_id" in metadata and (not locked_only or (metadata.get("locked") and not metadata.get("solution"))):
-            sources[metadata["grade_id"]] = "".join(cell.get("source", ""))
-    return sources
+            cells[metadata["grade_id"]] = (cell.get("cell_type"), "".join(cell.get("source", "")))
+    return cells
 
 
 def _memory_limiter(limit_mb: int):
@@ -221,9 +252,13 @@ def _grade(course: Course, assignment: str, prepared: _Prepared, limits: Grading
     if prepared.rejection is not None:
         return SubmissionResult(prepared.student_id, assignment, None, None, *prepared.rejection)
     result = SubmissionResult(prepared.student_id, assignment, None, None, "graded", "")
+    repairs = []
+    if prepared.restored_metadata:
+        repairs.append(f"gave back the nbgrader metadata of cells {', '.join(prepared.restored_metadata)}")
     if prepared.restored_cells:
-        result.status = "tests_restored"
-        result.message = f"restored the original test cells {', '.join(prepared.restored_cells)}"
+        repairs.append(f"restored the original test cells {', '.join(prepared.restored_cells)}")
+    if repairs:
+        result.status, result.message = "tests_restored", "; ".join(repairs)
     log_directory = course.root / "autograded" / prepared.student_id
     log_directory.mkdir(parents=True, exist_ok=True)
     log_path = log_directory / f"{assignment}.log"
