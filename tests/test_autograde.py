@@ -101,6 +101,7 @@ def _broken_class() -> dict:
         "invalid-json": '{"cells": [ this is not json',
         "not-a-notebook": '{"hello": "world"}',
         "other-assignment": ("masks.ipynb", other_assignment),
+        "another-assignments-notebook": ("masks.ipynb", exercise_notebook("04-masks")),
         "edited-tests": edited,
         "metadata-stripped": stripped,
         "test-made-markdown": retyped,
@@ -148,6 +149,11 @@ def test_json_that_is_not_a_notebook_is_reported(broken_class):
 def test_notebook_of_another_assignment_is_reported(broken_class):
     result = broken_class[0]["other-assignment"]
     assert result.status == "wrong_assignment" and "masks.ipynb" in result.message
+
+
+def test_a_real_notebook_of_another_assignment_is_reported_although_headings_share_ids(broken_class):
+    result = broken_class[0]["another-assignments-notebook"]
+    assert (result.status, result.score) == ("wrong_assignment", None)
 
 
 def test_edited_and_deleted_tests_are_restored_and_graded_with_the_originals(broken_class):

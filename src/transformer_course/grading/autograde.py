@@ -178,9 +178,9 @@ def _prepare(
             first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
             return _Prepared(student_id, ("invalid_notebook", f"{path.name}: {first_line}"))
         restored_metadata += _restore_stripped_metadata(notebook, released[name])
-        if not set(_nbgrader_cells(notebook)) & set(_nbgrader_cells(released[name])):
-            other = ", ".join(sorted(_nbgrader_cells(notebook))[:3]) or "no nbgrader cells"
-            message = f"{path.name} has none of the cells of {assignment}/{name} (it has {other})"
+        if not _answer_and_test_cells(notebook) & _answer_and_test_cells(released[name]):
+            other = ", ".join(sorted(_answer_and_test_cells(notebook))[:3]) or "no nbgrader answer or test cells"
+            message = f"{path.name} has none of the answer or test cells of {assignment}/{name} (it has {other})"
             return _Prepared(student_id, ("wrong_assignment", message))
         restored_cells += _changed_test_cells(released[name], sources[name], notebook)
         repaired[name] = notebook
@@ -226,6 +226,17 @@ def _changed_test_cells(released: dict, source: dict, submitted: dict) -> list[s
         for grade_id, cell in _nbgrader_cells(released, locked_only=True).items()
         if submitted_cells.get(grade_id) not in (cell, source_cells.get(grade_id))
     ]
+
+
+def _answer_and_test_cells(notebook: dict) -> set[str]:
+    """grade_ids of the cells that identify an assignment: its answers and its tests (every
+    assignment has its own; headings such as ``intro`` or ``part-1`` recur in all of them)."""
+    return {
+        cell["metadata"]["nbgrader"]["grade_id"]
+        for cell in notebook.get("cells", [])
+        if any(cell.get("metadata", {}).get("nbgrader", {}).get(flag) for flag in ("solution", "grade"))
+        and "grade_id" in cell["metadata"]["nbgrader"]
+    }
 
 
 def _nbgrader_cells(notebook: dict, locked_only: bool = False) -> dict[str, tuple[str, str]]:
