@@ -38,6 +38,7 @@ from nbgrader.api import Gradebook, MissingEntry
 
 from .course import Course, read_json_notebook
 from .execute import KERNEL_DIED, KERNEL_UNRESPONSIVE
+from .limits import GradingLimits
 
 # Every status a submission can end with, and what it means.
 STATUSES = {
@@ -56,16 +57,6 @@ STATUSES = {
 GRADED_STATUSES = ("graded", "tests_restored", "timeout", "memory_limit", "kernel_died")
 
 CSV_COLUMNS = ["student_id", "assignment", "score", "max_score", "status", "message"]
-
-
-@dataclass
-class GradingLimits:
-    """Limits for running one submission."""
-
-    cell_timeout: int = 60  # seconds per cell before the kernel is interrupted
-    submission_timeout: int = 900  # seconds for the whole submission before it is killed
-    memory_limit_mb: int = 3072  # address space of nbgrader and of the kernel, each
-    threads: int = 1  # PyTorch threads per kernel: parallel jobs, not threads, use the cores
 
 
 @dataclass

@@ -1,15 +1,22 @@
-"""``transformer-course release | autograde | check`` (registered by :mod:`transformer_course.cli`)."""
+"""``transformer-course release | autograde | check`` (registered by :mod:`transformer_course.cli`).
+
+nbgrader and the Jupyter machinery are imported when one of these commands runs, not when the
+command line starts: ``transformer-course train`` works where only the package is installed
+(``pip install transformer-course``, as on Colab), without the ``grading`` extra.
+
+A mistake in what was asked for (an unknown assignment, a missing directory or file, a file that
+is not a notebook) ends the command with a one-line error instead of a traceback.
+"""
 
 from __future__ import annotations
 
 import argparse
 from collections import Counter
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
-from .autograde import GradingLimits, autograde
-from .check import check_notebook, format_report
-from .course import Course, find_course_root
-from .release import release
+from .limits import GradingLimits
 
 
 def register(subcommands: argparse._SubParsersAction) -> None:
@@ -41,28 +48,55 @@ def register(subcommands: argparse._SubParsersAction) -> None:
     parser.set_defaults(run=run_check)
 
 
-def _course(arguments: argparse.Namespace) -> Course:
+@contextmanager
+def _user_errors() -> Iterator[None]:
+    """Turn the errors a user can cause into ``SystemExit("error: ...")`` (exit code 1)."""
+    try:
+        from nbformat import ValidationError
+        from nbformat.reader import NotJSONError
+
+        from .course import CourseError
+    except ModuleNotFoundError as error:
+        raise SystemExit(
+            f"error: the grading commands need nbgrader and Jupyter ({error.name} is missing): "
+            "pip install 'transformer-course[grading]'"
+        ) from None
+    try:
+        yield
+    except (CourseError, FileNotFoundError, NotADirectoryError, NotJSONError, ValidationError) as error:
+        raise SystemExit(f"error: {error}") from None
+
+
+def _course(arguments: argparse.Namespace):
+    from .course import Course, find_course_root
+
     return Course(find_course_root(arguments.course_root))
 
 
 def run_release(arguments: argparse.Namespace) -> int:
-    course = _course(arguments)
-    for path in release(course, [arguments.assignment] if arguments.assignment else None):
-        print(f"released {path.relative_to(course.root)}")
+    with _user_errors():
+        from .release import release
+
+        course = _course(arguments)
+        for path in release(course, [arguments.assignment] if arguments.assignment else None):
+            print(f"released {path.relative_to(course.root)}")
     return 0
 
 
 def run_autograde(arguments: argparse.Namespace) -> int:
     limits = GradingLimits(arguments.cell_timeout, arguments.submission_timeout, arguments.memory_limit_mb)
-    results = autograde(
-        _course(arguments),
-        arguments.assignment,
-        arguments.submissions,
-        jobs=arguments.jobs,
-        limits=limits,
-        db_url=arguments.db_url,
-        out=arguments.out,
-    )
+    with _user_errors():
+        from .autograde import autograde
+
+        results = autograde(
+            _course(arguments),
+            arguments.assignment,
+            arguments.submissions,
+            jobs=arguments.jobs,
+            limits=limits,
+            db_url=arguments.db_url,
+            out=arguments.out,
+        )
     for result in results:
         score = "-" if result.score is None else f"{result.score:g}/{result.max_score:g}"
         print(f"{result.student_id:<24} {score:>9}  {result.status:<16} {result.message}")
@@ -72,6 +106,9 @@ def run_autograde(arguments: argparse.Namespace) -> int:
 
 
 def run_check(arguments: argparse.Namespace) -> int:
-    results = check_notebook(arguments.notebook, arguments.cell_timeout)
+    with _user_errors():
+        from .check import check_notebook, format_report
+
+        results = check_notebook(arguments.notebook, arguments.cell_timeout)
     print(format_report(results))
     return 0 if results and all(result.passed for result in results) else 1

@@ -1,0 +1,67 @@
+"""The grading commands on the command line: user mistakes end in one clear line, and the command
+line itself starts without nbgrader (as on Colab, where only the package is installed)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from grading_support import REPOSITORY
+from transformer_course.cli import main
+
+
+def test_releasing_an_unknown_assignment_is_one_line_naming_the_known_ones(monkeypatch):
+    monkeypatch.chdir(REPOSITORY)
+    with pytest.raises(SystemExit, match=r"^error: unknown assignment '99-nothing'; the assignments are: 01-attention"):
+        main(["release", "99-nothing"])
+
+
+def test_autograding_outside_a_course_says_where_it_looked(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit, match=r"^error: no nbgrader_config.py found in"):
+        main(["autograde", "01-attention", str(tmp_path)])
+
+
+def test_autograding_a_missing_submissions_directory_names_it(tmp_path, monkeypatch):
+    monkeypatch.chdir(REPOSITORY)
+    with pytest.raises(SystemExit, match=r"^error: submissions directory .*nowhere does not exist"):
+        main(["autograde", "01-attention", str(tmp_path / "nowhere")])
+
+
+def test_checking_a_missing_notebook_names_it(tmp_path):
+    with pytest.raises(SystemExit, match=r"^error: .*No such file.*absent\.ipynb"):
+        main(["check", str(tmp_path / "absent.ipynb")])
+
+
+def test_checking_a_file_that_is_not_json_says_so(tmp_path):
+    broken = tmp_path / "attention.ipynb"
+    broken.write_text('{"cells": [', encoding="utf-8")
+    with pytest.raises(SystemExit, match=r"^error: Notebook does not appear to be JSON"):
+        main(["check", str(broken)])
+
+
+BLOCK_GRADING_PACKAGES = """
+import sys
+for name in ("nbgrader", "nbformat", "nbclient", "nbconvert", "yaml", "traitlets"):
+    sys.modules[name] = None  # as if not installed
+from transformer_course.cli import main
+"""
+
+
+def _python(code: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=dict(os.environ), timeout=120)
+
+
+def test_the_command_line_and_train_start_without_the_grading_packages():
+    run = _python(BLOCK_GRADING_PACKAGES + 'main(["train", "--help"])')
+    assert run.returncode == 0, run.stderr
+    assert "--task" in run.stdout
+
+
+def test_a_grading_command_without_the_grading_packages_says_how_to_install_them():
+    run = _python(BLOCK_GRADING_PACKAGES + 'main(["check", "attention.ipynb"])')
+    assert run.returncode == 1
+    assert "pip install 'transformer-course[grading]'" in run.stderr and "Traceback" not in run.stderr
