@@ -16,6 +16,13 @@ Two masks cover the Transformer:
 * a **padding mask** hides the ``<pad>`` tokens that fill short sentences up to the batch length;
 * a **causal mask** hides the future: position ``t`` of the decoder sees positions ``<= t`` only,
   so training on a whole target sentence at once cannot cheat.
+
+Two more restrict attention to save work on long sequences (chapters 4 and 6 of the book):
+
+* a **block-diagonal mask** lets each position attend only within its block of consecutive
+  positions (block-sparse attention);
+* a **local-window mask** lets each position attend only to its neighbours within a fixed distance
+  (the paper's "restricted" self-attention, §4).
 """
 
 from __future__ import annotations
@@ -39,6 +46,55 @@ def causal_mask(size: int, device: torch.device | str | None = None) -> Tensor:
     if size < 0:
         raise ValueError(f"causal_mask size must be non-negative, got {size}")
     return torch.ones(size, size, dtype=torch.bool, device=device).tril()
+
+
+def block_diagonal_mask(size: int, block_size: int, device: torch.device | str | None = None) -> Tensor:
+    """Attention within consecutive blocks: ``mask[i, j] = (i // block_size == j // block_size)``.
+
+    Positions ``0 .. block_size - 1`` form the first block, the next ``block_size`` the second, and
+    so on; when ``block_size`` does not divide ``size`` the last block is shorter. No position
+    attends across a block boundary, so the blocks never exchange information.
+
+    Args:
+        size: sequence length ``L``.
+        block_size: positions per block, at least 1.
+        device: where to create the mask.
+
+    Returns:
+        bool tensor of shape ``(L, L)``, True = may attend; it broadcasts against
+        ``(batch, heads, L, L)`` scores.
+    """
+    if size < 0:
+        raise ValueError(f"block_diagonal_mask size must be non-negative, got {size}")
+    if block_size < 1:
+        raise ValueError(f"block_diagonal_mask block_size must be at least 1, got {block_size}")
+    block = torch.arange(size, device=device) // block_size
+    return block[:, None] == block[None, :]
+
+
+def local_window_mask(size: int, radius: int, device: torch.device | str | None = None) -> Tensor:
+    """Attention to nearby positions only: ``mask[i, j] = (|i - j| <= radius)``.
+
+    Each position sees itself and ``radius`` neighbours on either side (fewer at the ends), a window
+    of ``2 * radius + 1`` positions: the "restricted" self-attention of the paper's §4 with a
+    neighbourhood of size ``r = 2 * radius``. For a decoder, combine it with the causal mask
+    (``local_window_mask(L, radius) & causal_mask(L)``).
+
+    Args:
+        size: sequence length ``L``.
+        radius: how far each position sees to either side, at least 0 (0 = itself only).
+        device: where to create the mask.
+
+    Returns:
+        bool tensor of shape ``(L, L)``, True = may attend; it broadcasts against
+        ``(batch, heads, L, L)`` scores.
+    """
+    if size < 0:
+        raise ValueError(f"local_window_mask size must be non-negative, got {size}")
+    if radius < 0:
+        raise ValueError(f"local_window_mask radius must be non-negative, got {radius}")
+    position = torch.arange(size, device=device)
+    return (position[:, None] - position[None, :]).abs() <= radius
 
 
 def padding_mask(tokens: Tensor, pad_id: int) -> Tensor:
