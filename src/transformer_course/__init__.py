@@ -6,7 +6,7 @@ One module per idea of the paper:
 ``attention``             scaled dot-product attention (§3.2.1)
 ``multi_head_attention``  multi-head attention and its key/value cache (§3.2.2)
 ``positional_encoding``   sinusoidal and learned positions (§3.5)
-``masks``                 padding and causal masks (§3.2.3); True = may attend
+``masks``                 padding, causal, block and local-window masks (§3.2.3); True = may attend
 ``sublayers``             residual connection + LayerNorm, Post-LN and Pre-LN (§3.1)
 ``feed_forward``          position-wise feed-forward network (§3.3)
 ``embeddings``            token embeddings scaled by √d_model (§3.4)
@@ -29,7 +29,7 @@ from .device import autocast_dtype, default_device
 from .embeddings import TokenEmbedding
 from .encoder import Encoder, EncoderLayer
 from .feed_forward import PositionwiseFeedForward
-from .masks import additive_mask, causal_mask, padding_mask, target_mask
+from .masks import additive_mask, block_diagonal_mask, causal_mask, local_window_mask, padding_mask, target_mask
 from .model import Transformer, recording_attention
 from .multi_head_attention import KeyValueCache, MultiHeadAttention
 from .positional_encoding import (
@@ -58,8 +58,10 @@ __all__ = [
     "Transformer",
     "additive_mask",
     "autocast_dtype",
+    "block_diagonal_mask",
     "causal_mask",
     "default_device",
+    "local_window_mask",
     "padding_mask",
     "recording_attention",
     "relative_position_map",

@@ -11,8 +11,8 @@ Most later models put it before the sublayer, inside the residual branch (**Pre-
 
 The residual path gives each layer the Jacobian ``I + ∂F/∂x``: the identity lets gradients pass
 through any depth. Post-LN sends every gradient through a LayerNorm per layer; Pre-LN keeps a
-clean identity path from the loss to the first layer, which is why it trains deep stacks without
-a warmup (chapter 5 measures both).
+clean identity path from the loss to the first layer. Xiong et al. (2020) trace Post-LN's need
+for a learning-rate warmup to this difference; chapter 5 measures the gradients of both.
 """
 
 from __future__ import annotations
