@@ -100,10 +100,22 @@ def test_learned_module_adds_its_embedding_and_starts_at_start(device):
 
 
 @pytest.mark.parametrize("module", [SinusoidalPositionalEncoding, LearnedPositionalEmbedding])
-def test_positions_beyond_max_len_raise(module):
+def test_positions_beyond_max_len_raise_naming_the_table_size_they_need(module):
     encoding = module(8, max_len=10)
-    with pytest.raises(ValueError, match="positions 8…11 are outside the table of max_len=10"):
+    expected = r"positions 8…11 need a table of at least 12 positions, but this one has max_len=10 \(positions 0…9\)"
+    with pytest.raises(ValueError, match=expected):
         encoding(torch.zeros(1, 4, 8), start=8)
+
+
+@pytest.mark.parametrize("module", [SinusoidalPositionalEncoding, LearnedPositionalEmbedding])
+def test_positions_that_end_at_the_last_row_of_the_table_are_accepted(module):
+    assert module(8, max_len=10)(torch.zeros(1, 4, 8), start=6).shape == (1, 4, 8)
+
+
+@pytest.mark.parametrize("module", [SinusoidalPositionalEncoding, LearnedPositionalEmbedding])
+def test_negative_start_raises(module):
+    with pytest.raises(ValueError, match="positions start at 0, got start=-1"):
+        module(8, max_len=10)(torch.zeros(1, 4, 8), start=-1)
 
 
 @pytest.mark.parametrize("module", [SinusoidalPositionalEncoding, LearnedPositionalEmbedding])

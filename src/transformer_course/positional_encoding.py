@@ -119,6 +119,11 @@ def _check_positions(x: Tensor, start: int, max_len: int) -> Tensor:
     if x.dim() != 3:
         raise ValueError(f"positional encoding expects (batch, L, d_model), got shape {tuple(x.shape)}")
     end = start + x.size(1)
-    if start < 0 or end > max_len:
-        raise ValueError(f"positions {start}…{end - 1} are outside the table of max_len={max_len}")
+    if start < 0:
+        raise ValueError(f"positions start at 0, got start={start}")
+    if end > max_len:
+        raise ValueError(
+            f"positions {start}…{end - 1} need a table of at least {end} positions, "
+            f"but this one has max_len={max_len} (positions 0…{max_len - 1})"
+        )
     return torch.arange(start, end, device=x.device)
