@@ -10,8 +10,9 @@ and mixes them with ``W^O``.
 
 The ``h`` projections ``W_i^Q`` (each ``d_model × d_k``) are stored side by side as one
 ``nn.Linear(d_model, d_model)``: its output, reshaped to ``(batch, L, h, d_k)``, holds every
-head's query. The same holds for ``W^K`` and ``W^V``. The cost of all heads together is that of
-one full-width attention.
+head's query. The same holds for ``W^K`` and ``W^V``. All heads together cost the matrix
+multiplications of one full-width attention; only the softmax and the stored weights
+``(batch, h, L_q, L_k)`` grow with ``h``.
 
 For autoregressive decoding, :class:`KeyValueCache` keeps the keys and values already computed
 so that each new token costs one projection instead of recomputing the whole prefix.

@@ -8,7 +8,7 @@ cosines to the embeddings:
     PE(pos, 2i+1) = cos(pos / 10000^(2i / d_model))
 
 Each pair of dimensions ``(2i, 2i+1)`` is a clock hand turning at its own frequency
-``ω_i = 10000^(-2i/d_model)``, from one turn every 2π positions down to one every 10000·2π.
+``ω_i = 10000^(-2i/d_model)``, from one turn every 2π positions down to nearly one every 10000·2π.
 Moving ``k`` positions ahead rotates every hand by the angle ``k·ω_i``, so ``PE(pos + k)`` is a
 fixed linear map (a block of 2×2 rotations) of ``PE(pos)``, whatever ``pos`` is: relative offsets
 are easy for the model to read off. The paper found learned position embeddings (§3.5, Table 3
