@@ -82,8 +82,9 @@ def assert_close(actual: Any, expected: Any, *, atol: float = 1e-5, rtol: float 
     torch.testing.assert_close(actual64, expected64, atol=atol, rtol=rtol, equal_nan=True)
 
 
-# The interpreter's own built-ins. An imported module's ``__builtins__`` is the interpreter's dict
-# (a notebook can rebind its own ``__builtins__``, or ``sys.modules["builtins"]``, but not this).
+# The interpreter's own built-ins: an imported module's ``__builtins__`` is the interpreter's dict.
+# A notebook can rebind its own ``__builtins__``, or ``sys.modules["builtins"]``, but not which dict
+# this is; changing the dict itself (``builtins.abs = ...``) is what the canary detects.
 _PYTHON_BUILTINS: dict = __builtins__ if isinstance(__builtins__, dict) else vars(__builtins__)
 
 # The built-ins whose identity the canary checks: those hidden tests call.
