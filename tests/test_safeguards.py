@@ -87,7 +87,7 @@ def test_isolated_checks_use_python_builtins_even_when_the_notebook_replaced_its
 
 def test_isolated_checks_survive_innocent_shadowing():
     notebook = {"max": 3, "sum": 0, "len": "a learner's variable", "weights": [0.2, 0.5, 0.3]}
-    _run_isolated_in(notebook, "    assert max(weights) == 0.5 and abs(sum(weights) - 1.0) < 1e-9 and len(weights) == 3\n")
+    _run_isolated_in(notebook, "    assert max(weights) == 0.5 and len(weights) == 3\n    assert abs(sum(weights) - 1.0) < 1e-9\n")
 
 
 def test_isolated_checks_leave_the_notebook_names_as_they_were():
