@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import importlib
 
 import pytest
@@ -28,6 +29,92 @@ def test_canary_trips_when_a_comparison_was_patched(monkeypatch, target):
     monkeypatch.setattr(importlib.import_module(owner), name, lambda *args, **kwargs: True if name != "assert_close" else None)
     with pytest.raises(AssertionError, match="replaced"):
         safeguards.check_comparisons_are_trustworthy()
+
+
+@pytest.mark.parametrize("method", ["equal", "allclose", "all", "any", "__bool__"])
+def test_canary_trips_when_a_tensor_method_was_patched(method):
+    assert method not in vars(torch.Tensor)  # inherited from the C base class: deleting restores it
+    setattr(torch.Tensor, method, lambda *args, **kwargs: True)
+    try:
+        with pytest.raises(AssertionError, match="replaced"):
+            safeguards.check_comparisons_are_trustworthy()
+    finally:
+        delattr(torch.Tensor, method)
+
+
+def _canary_message_with_builtin(monkeypatch, name, replacement):
+    """The canary's complaint while builtins.<name> is replaced, or None. The built-in is given back
+    before anything else runs: pytest itself relies on it."""
+    monkeypatch.setattr(builtins, name, replacement)
+    try:
+        safeguards.check_comparisons_are_trustworthy()
+    except AssertionError as error:
+        return str(error)
+    finally:
+        monkeypatch.undo()
+    return None
+
+
+@pytest.mark.parametrize("name", ["abs", "sum", "max", "min", "len", "all", "any", "isinstance", "round"])
+def test_canary_trips_when_a_builtin_was_patched_to_lie(monkeypatch, name):
+    message = _canary_message_with_builtin(monkeypatch, name, lambda *args, **kwargs: 0)
+    assert message is not None and "built-in" in message
+
+
+def test_canary_trips_when_a_builtin_was_replaced_by_a_faithful_python_copy(monkeypatch):
+    original = builtins.abs
+    message = _canary_message_with_builtin(monkeypatch, "abs", lambda *args, **kwargs: original(*args, **kwargs))
+    assert message is not None and "'abs' was replaced" in message
+
+
+def _run_isolated_in(namespace: dict, test_source: str) -> None:
+    """Define and run a hidden test in ``namespace``, as a notebook cell would."""
+    namespace.setdefault("safeguards", safeguards)
+    exec(f"@safeguards.run_isolated(globals())\ndef hidden_tests(notebook):\n{test_source}", namespace)
+
+
+def test_isolated_checks_ignore_a_shadowing_cheat():
+    notebook = {"abs": lambda *args, **kwargs: 0, "answer": 5.0}
+    with pytest.raises(AssertionError):
+        _run_isolated_in(notebook, "    assert abs(answer - 1.0) < 1e-3\n")
+
+
+def test_isolated_checks_use_python_builtins_even_when_the_notebook_replaced_its_own():
+    notebook = {"__builtins__": dict(vars(builtins), abs=lambda *args, **kwargs: 0), "answer": 5.0}
+    with pytest.raises(AssertionError):
+        _run_isolated_in(notebook, "    assert abs(answer - 1.0) < 1e-3\n")
+
+
+def test_isolated_checks_survive_innocent_shadowing():
+    notebook = {"max": 3, "sum": 0, "len": "a learner's variable", "weights": [0.2, 0.5, 0.3]}
+    _run_isolated_in(notebook, "    assert max(weights) == 0.5 and len(weights) == 3\n    assert abs(sum(weights) - 1.0) < 1e-9\n")
+
+
+def test_isolated_checks_leave_the_notebook_names_as_they_were():
+    notebook = {"max": 3, "x": "the learner's x"}
+    _run_isolated_in(notebook, "    x = 'set by the test'\n    expected = max(1, 2)\n")
+    assert notebook["max"] == 3 and notebook["x"] == "the learner's x"
+    assert "expected" not in notebook and notebook["hidden_tests"] is None
+
+
+def test_learner_functions_called_by_isolated_checks_keep_their_own_names():
+    notebook = {"max": lambda values: "the learner's max"}
+    exec("def largest(values):\n    return max(values)\n", notebook)
+    _run_isolated_in(notebook, "    assert largest([1, 2]) == \"the learner's max\" and max([1, 2]) == 2\n")
+
+
+def test_isolated_checks_receive_the_notebook_namespace_itself():
+    notebook = {"answer": 1}
+    _run_isolated_in(notebook, "    notebook['seen'] = notebook['answer']\n")
+    assert notebook["seen"] == 1
+
+
+def test_isolated_checks_restore_the_random_state():
+    torch.manual_seed(0)
+    expected = torch.rand(3)
+    torch.manual_seed(0)
+    _run_isolated_in({"torch": torch}, "    torch.manual_seed(123)\n    torch.rand(100)\n")
+    torch.testing.assert_close(torch.rand(3), expected)
 
 
 def test_reloading_undoes_patches_of_the_safeguards_module(monkeypatch):
