@@ -12,8 +12,10 @@ Around it, everything a long run needs:
 * **checkpoints** after every validation, written atomically; ``resume=True`` restores the model,
   optimiser, schedule, scaler, random-number generators and the position in the epoch, so that an
   interrupted run ends with the same parameters as one that was never interrupted;
-* a **non-finite loss** stops the run before the update that would spread it into the weights,
-  with the last good checkpoint left in place;
+* a **non-finite loss or gradient** stops the run before the update that would spread it into the
+  weights, with the last good checkpoint left in place (in float16, the gradient scaler skips a
+  step with non-finite gradients and lowers its scale instead, as it is meant to); a checkpoint is
+  never written from parameters or a validation loss that are not finite;
 * **several processes** (``torchrun``) with ``DistributedDataParallel``: each takes every
   ``world_size``-th batch;
 * a tqdm progress bar, ``history.json`` and ``curves.png`` in ``out_dir``.
@@ -48,7 +50,12 @@ CHECKPOINT_NAME = "checkpoint.pt"
 
 
 class NonFiniteLossError(RuntimeError):
-    """The loss became NaN or infinite; the run stopped without updating the weights."""
+    """The loss (or the gradients, or the weights) became NaN or infinite: the run stopped without
+    updating the weights or overwriting the last good checkpoint."""
+
+
+class NonFiniteGradientError(NonFiniteLossError):
+    """The loss was finite but its gradients were not (without a gradient scaler to skip the step)."""
 
 
 @dataclass
@@ -93,8 +100,8 @@ def train(
         progress: show a progress bar.
 
     Raises:
-        NonFiniteLossError: the loss became NaN or infinite (the message says where, and which
-            checkpoint is the last good one).
+        NonFiniteLossError: the loss became NaN or infinite, or (:class:`NonFiniteGradientError`)
+            its gradients did; the message says where, and which checkpoint is the last good one.
     """
     model_config = model_config or ModelConfig()
     device = torch.device(config.device) if config.device != "auto" else default_device()
@@ -122,6 +129,8 @@ class _Run:
         self.optimizer = transformer_optimizer(self.model)
         self.scheduler = warmup_scheduler(self.optimizer, model_config.d_model, config.warmup_steps, config.learning_rate_scale)
         self.precision = autocast_dtype(device)  # None (float32) on the CPU
+        # float16 has a narrow exponent range: small gradients underflow unless the loss is scaled
+        # up first. bfloat16 and float32 have float32's range and need no scaler.
         self.scaler = torch.amp.GradScaler(device.type, enabled=self.precision == torch.float16)
         self.train_pairs = task.encode("train")
         self.train_lengths = self.train_pairs.lengths()
@@ -188,12 +197,23 @@ class _Run:
         loss_sum, tokens_all, time_flags = shared.tolist()
         mean_loss = loss_sum / tokens_all
         if not math.isfinite(mean_loss):
-            raise NonFiniteLossError(self._non_finite_message(mean_loss))
+            raise NonFiniteLossError(self._non_finite_message(f"the training loss became {mean_loss}"))
         self.optimizer.zero_grad(set_to_none=True)
         self.scaler.scale(loss).backward()
         if self.config.clip_norm is not None:
             self.scaler.unscale_(self.optimizer)  # clip the true gradient, not the scaled one
-            nn.utils.clip_grad_norm_(self.model.parameters(), self.config.clip_norm)
+            gradient_norm = nn.utils.clip_grad_norm_(self.model.parameters(), self.config.clip_norm)
+        # A finite loss can still have an infinite gradient. Clipping then multiplies it by 0
+        # (inf · 0 = NaN), and Adam writes NaN into every weight. With a scaler (float16) such a
+        # step is expected now and then: scaler.step skips it and lowers the scale. Without one it
+        # is a divergence: stop before the update. (Under DDP the gradients, and so their norm, are
+        # the same on every process, so every process stops.)
+        if not self.scaler.is_enabled():
+            if self.config.clip_norm is None:
+                gradient_norm = nn.utils.get_total_norm([p.grad for p in self.model.parameters() if p.grad is not None])
+            if not math.isfinite(gradient_norm.item()):
+                what = f"the gradient norm became {gradient_norm.item()} (with a finite loss, {mean_loss:.4g})"
+                raise NonFiniteGradientError(self._non_finite_message(what))
         self.scaler.step(self.optimizer)
         self.scaler.update()
         self.scheduler.step()
@@ -225,12 +245,22 @@ class _Run:
         bar.set_postfix(loss=f"{train_loss:.3f}", lr=f"{learning_rate:.2e}", tokens_per_s=f"{tokens_per_second:,.0f}")
 
     def _validate_and_save(self, seconds: float) -> None:
-        """Validate (main process), write the checkpoint, the history and the curves."""
+        """Validate (main process), write the checkpoint, the history and the curves.
+
+        Raises :class:`NonFiniteLossError` instead of writing a checkpoint from parameters or a
+        validation loss that are not finite: the last good checkpoint stays in place.
+        """
         random_states = self._random_states()  # gathered from every process: a collective call
+        if not all(torch.isfinite(parameter).all() for parameter in self.model.parameters()):
+            raise NonFiniteLossError(self._non_finite_message("the model's parameters became non-finite", updated=True))
         if not self.group.is_main:
             return
+        validation_loss = teacher_forced_loss(self.model, self.validation_pairs, self.criterion, self.config.max_tokens)
+        if not math.isfinite(validation_loss):
+            # Only the main process validates; torchrun stops the others when it exits.
+            raise NonFiniteLossError(self._non_finite_message(f"the validation loss became {validation_loss}", updated=True))
         scores = evaluate(self.model, self.task, "validation")
-        row = {"step": self.step, "validation_loss": teacher_forced_loss(self.model, self.validation_pairs, self.criterion, self.config.max_tokens)}
+        row = {"step": self.step, "validation_loss": validation_loss}
         row.update({f"validation_{name}": scores[name] for name in ("exact_match", "bleu") if name in scores})
         self.history["validation"].append(row)
         self.model.train()
@@ -298,17 +328,21 @@ class _Run:
         if self.group.is_main:
             tqdm.write(f"resuming {path} at step {self.step} (epoch {self.epoch}, batch {self.batch_in_epoch})")
 
-    def _non_finite_message(self, loss: float) -> str:
+    def _non_finite_message(self, what: str, updated: bool = False) -> str:
+        """``what`` happened at the current step; say where, and which checkpoint is the last good one."""
         path = self.out_dir / CHECKPOINT_NAME if self.out_dir is not None else None
         if path is not None and path.exists():
             last_step = load_checkpoint(path)["progress"]["step"]
             kept = f"the last good checkpoint, {path} (step {last_step}), is left as it was"
         else:
             kept = "no checkpoint had been written yet"
+        if updated:  # raised by a validation, after the update of step self.step
+            where, done = f"step {self.step}", "no checkpoint was written from it"
+        else:  # raised by a training step, before its update
+            where, done = f"step {self.step + 1} (epoch {self.epoch}, batch {self.batch_in_epoch})", "the weights were not updated"
         return (
-            f"the training loss became {loss} at step {self.step + 1} (epoch {self.epoch}, batch {self.batch_in_epoch}); "
-            f"the weights were not updated and {kept}. Try a lower --learning-rate-scale or a longer --warmup-steps, "
-            f"then --resume."
+            f"{what} at {where}; {done} and {kept}. "
+            f"Try a lower --learning-rate-scale or a longer --warmup-steps, then --resume."
         )
 
 
