@@ -35,7 +35,7 @@ from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 from tqdm.auto import tqdm
 
-from ..data import PAD_ID, TranslationTask, bucketed_batches, make_batch
+from ..data import PAD_ID, TranslationTask, bucketed_batches, make_batch, task_from_dict
 from ..device import autocast_dtype, default_device
 from ..masks import padding_mask
 from .checkpoint import load_checkpoint, save_checkpoint
@@ -277,7 +277,7 @@ class _Run:
         return {
             "model_config": self.model_config.to_dict(),
             "training_config": self.config.to_dict(),
-            "task": {"name": self.task.name, "arguments": self.task.arguments, "tokenizers": self.task.tokenizers_to_dict()},
+            "task": self.task.to_dict(),  # with the tokenizers: a resumed run must not retrain them
             "model": self.model.state_dict(),
             "optimizer": self.optimizer.state_dict(),
             "scheduler": self.scheduler.state_dict(),
@@ -353,17 +353,9 @@ def load_trained_model(path: str | Path, device: torch.device | str | None = Non
         ``(model, task, checkpoint)``: the model in eval mode on ``device`` (default: a GPU if
         there is one), the task with the tokenizers it was trained with, and the checkpoint dict.
     """
-    from ..data import load_task, tokenizer_from_dict
-
     device = torch.device(device) if device is not None else default_device()
     state = load_checkpoint(path, map_location=device)
-    described = state["task"]
-    arguments = dict(described["arguments"])
-    if described["name"] == "multi30k":
-        arguments["tokenizer"] = tokenizer_from_dict(described["tokenizers"]["source"])
-    task = load_task(described["name"], **arguments)
-    task.source_tokenizer = tokenizer_from_dict(described["tokenizers"]["source"])
-    task.target_tokenizer = tokenizer_from_dict(described["tokenizers"]["target"])
+    task = task_from_dict(state["task"])
     model = ModelConfig.from_dict(state["model_config"]).build(len(task.source_tokenizer), len(task.target_tokenizer))
     model.load_state_dict(state["model"])
     return model.to(device).eval(), task, state
