@@ -11,7 +11,7 @@
 ==================  ==============================================================
 """
 
-from .batching import Batch, EncodedPairs, bucketed_batches, make_batch, padding_fraction, random_batches
+from .batching import Batch, EncodedPairs, bucketed_batches, make_batch, padding_fractions, random_batches
 from .multi30k import load_multi30k, read_pairs, split_pairs
 from .numbers import chinese_numerals, english_words, number_splits, parse_chinese, parse_english
 from .subword import SubwordTokenizer, train_subword_tokenizer
@@ -40,7 +40,7 @@ __all__ = [
     "multi30k_task",
     "number_splits",
     "numbers_task",
-    "padding_fraction",
+    "padding_fractions",
     "parse_chinese",
     "parse_english",
     "random_batches",
