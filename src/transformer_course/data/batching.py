@@ -5,8 +5,7 @@ short and long sentences, so much of the rectangle is ``<pad>``, computed and th
 paper batched "sentence pairs together by approximate sequence length" (§5.1), and so do we:
 
 1. shuffle the training pairs (with the seed and the epoch number);
-2. cut them into large *pools* and sort each pool by length: by the longer side of each pair,
-   then by the source length, then by the target length;
+2. cut them into large *pools* and sort each pool by length;
 3. fill batches from a sorted pool while ``batch size × longest sequence ≤ max_tokens`` (a token
    budget, so batches of short sentences hold more of them);
 4. shuffle the order of the batches.
@@ -16,11 +15,16 @@ step (and the memory) about constant. Every step is deterministic from ``(seed, 
 what lets an interrupted run resume at the same batch.
 
 The source and the target are two tensors, each padded to its own longest sequence, so each has
-its own padding (:func:`padding_fractions` measures both). Sorting by the longer side alone
-leaves pairs of one budget length but different source or target lengths side by side; the two
-tie-breaks put equal source lengths, then equal target lengths, next to each other. On the numbers
-task's 200,000 training pairs with a 1,536-token budget, that cut the padding of the two tensors
-together from 3.8 % to 0.3 %, with the same number of batches.
+its own padding (:func:`padding_fractions` counts both). Training sorts by each pair's longer side
+(:meth:`EncodedPairs.lengths`), which sets the budget; pairs of the same longer side stay in
+shuffled order, so a batch mixes source and target lengths, and some padding is left. Sorting by
+the longer side, then the source length, then the target length
+(:meth:`EncodedPairs.source_target_lengths`) removes most of that padding: on the numbers task's
+200,000 pairs with a 1,536-token budget, from 3.8 % to 0.3 % of the two tensors together, with the
+same number of batches. But then every batch holds pairs of one shape, and in three training runs
+of the numbers task the model learned more slowly per step that way (``benchmarks/README.md``),
+which cost far more than the padding saved. So the training loop sorts by the longer side, and
+only evaluation, where batches teach nothing, sorts by both.
 
 Tensors of a :class:`Batch`::
 
