@@ -47,7 +47,7 @@ def main() -> None:
 
     task = numbers_task(seed=0, train_size=50_000)
     pairs = task.encode("train")
-    batches = [make_batch(pairs, indices) for indices in bucketed_batches(pairs.source_target_lengths(), arguments.max_tokens, seed=0)]
+    batches = [make_batch(pairs, indices) for indices in bucketed_batches(pairs.lengths(), arguments.max_tokens, seed=0)]
     vocab = max(len(task.source_tokenizer), len(task.target_tokenizer))
     config = ModelConfig(
         d_model=arguments.d_model, num_heads=arguments.heads, num_layers=arguments.layers, d_ff=4 * arguments.d_model,

