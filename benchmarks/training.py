@@ -2,13 +2,15 @@
 
     PYTHONPATH=src python benchmarks/training.py [--threads 1] [--steps 30] [--rounds 5]
 
-Both models have the same sizes, the same embeddings (× √d_model), sinusoidal positions, tied
-output layer, dropout, label-smoothed loss, Adam and token budget, and train on the same batches
-of the numbers task (bucketed by length). The two alternate in rounds of ``--steps`` steps so that
-a change in the machine's load hits both; the table gives the median tokens per second (target
-tokens, padding excluded) and the ratio. The reference model is ``TorchTransformer`` of
-``benchmarks/decoding.py``; it has 2·d_model more parameters, since ``nn.Transformer`` ends both
-stacks with a LayerNorm even in the Post-LN arrangement.
+Both models have the same sizes, the same embeddings (× √d_model), sinusoidal positions, dropout,
+label-smoothed loss, Adam and token budget, and train on the same batches of the numbers task
+(bucketed by length, as training does). Both use one embedding table for the source, the target
+and the output layer: ``TorchTransformer`` always does, ours with ``shared_vocabulary=True``
+(the vocabulary is the larger of the two sides). The two alternate in rounds of ``--steps`` steps
+so that a change in the machine's load hits both; the table gives the median tokens per second
+(target tokens, padding excluded) and the ratio. The reference model is ``TorchTransformer`` of
+``benchmarks/decoding.py``; it has 4·d_model more parameters (the γ and β of two LayerNorms),
+since ``nn.Transformer`` ends both stacks with a LayerNorm even in the Post-LN arrangement.
 """
 
 from __future__ import annotations
@@ -46,8 +48,11 @@ def main() -> None:
     task = numbers_task(seed=0, train_size=50_000)
     pairs = task.encode("train")
     batches = [make_batch(pairs, indices) for indices in bucketed_batches(pairs.lengths(), arguments.max_tokens, seed=0)]
-    vocab = max(len(task.source_tokenizer), len(task.target_tokenizer))  # one table, tied three ways in both
-    config = ModelConfig(d_model=arguments.d_model, num_heads=arguments.heads, num_layers=arguments.layers, d_ff=4 * arguments.d_model)
+    vocab = max(len(task.source_tokenizer), len(task.target_tokenizer))
+    config = ModelConfig(
+        d_model=arguments.d_model, num_heads=arguments.heads, num_layers=arguments.layers, d_ff=4 * arguments.d_model,
+        shared_vocabulary=True,  # one table for source, target and output layer, as in TorchTransformer
+    )
     torch.manual_seed(0)
     ours = config.build(vocab, vocab)
     theirs = TorchTransformer(vocab, arguments.d_model, arguments.heads, arguments.layers, 4 * arguments.d_model)
@@ -81,6 +86,7 @@ def main() -> None:
                 rates[name].append(tokens / (time.perf_counter() - started))
 
     parameters = {name: sum(p.numel() for p in model.parameters()) for name, (model, _) in runs.items()}
+    assert parameters["nn.Transformer"] - parameters["ours"] == 4 * arguments.d_model, parameters  # its two final LayerNorms
     print(f"# training throughput, numbers task, d_model {arguments.d_model}, {arguments.layers}+{arguments.layers} layers, "
           f"{arguments.heads} heads, max_tokens {arguments.max_tokens}, {arguments.rounds} rounds × {arguments.steps} steps, "
           f"CPU threads {torch.get_num_threads()}, torch {torch.__version__}, {platform.machine()}")  # fmt: skip

@@ -5,6 +5,7 @@ import json
 import pytest
 
 from transformer_course.cli import main
+from transformer_course.data import tasks as tasks_module
 from transformer_course.training import NonFiniteLossError, load_checkpoint
 from transformer_course.training import commands as training_commands
 
@@ -79,3 +80,19 @@ def test_resuming_a_run_of_another_task_is_refused(tmp_path, capsys):
 def test_the_results_line_reports_the_last_training_loss_even_before_the_first_log_interval(tmp_path, capsys):
     _, results = run_command(capsys, "train", "--task", "copy", "--max-steps", 2, "--log-every", 50, "--out", tmp_path, "--no-progress", *TINY_MODEL)
     assert results["train_loss"] > 0
+
+
+def test_resuming_a_multi30k_run_reuses_the_checkpoints_bpe_vocabulary_instead_of_retraining_it(tmp_path, capsys, fixtures, monkeypatch):
+    run_command(
+        capsys, "train", "--task", "multi30k", "--data", fixtures / "multi30k_tsv", "--vocab-size", 200, "--max-steps", 2,
+        "--max-tokens", 256, "--out", tmp_path, "--no-progress", *TINY_MODEL,
+    )  # fmt: skip
+    trained_with = load_checkpoint(tmp_path / "checkpoint.pt")["task"]["tokenizers"]
+
+    def retrain(*arguments, **options):
+        raise AssertionError("a resumed run retrained the BPE vocabulary")
+
+    monkeypatch.setattr(tasks_module, "train_subword_tokenizer", retrain)
+    code, results = run_command(capsys, "train", "--resume", "--max-steps", 4, "--out", tmp_path, "--no-progress")
+    assert code == 0 and results["steps"] == 4
+    assert load_checkpoint(tmp_path / "checkpoint.pt")["task"]["tokenizers"] == trained_with

@@ -5,7 +5,8 @@ import types
 
 import pytest
 
-from transformer_course.data import load_multi30k, multi30k_task, read_pairs, split_pairs
+from transformer_course.data import load_multi30k, multi30k_task, read_pairs, split_pairs, task_from_dict
+from transformer_course.data import tasks as tasks_module
 
 
 def test_jsonl_and_tsv_files_give_the_same_pairs(fixtures):
@@ -80,3 +81,18 @@ def test_the_multi30k_task_shares_one_bpe_vocabulary_and_scores_with_bleu(fixtur
     assert task.source_tokenizer is task.target_tokenizer
     assert task.metric == "bleu" and len(task.splits["test"]) == 10
     assert task.arguments == {"path": str(fixtures / "multi30k"), "vocab_size": 300, "seed": 0}
+
+
+def test_a_task_rebuilt_from_its_description_keeps_its_bpe_vocabulary_without_training_one(fixtures, monkeypatch):
+    task = multi30k_task(fixtures / "multi30k", vocab_size=300)
+    description = task.to_dict()
+
+    def retrain(*arguments, **options):
+        raise AssertionError("the BPE vocabulary was trained again")
+
+    monkeypatch.setattr(tasks_module, "train_subword_tokenizer", retrain)
+    rebuilt = task_from_dict(description)
+    assert rebuilt.source_tokenizer is rebuilt.target_tokenizer  # still one shared vocabulary
+    assert rebuilt.splits == task.splits
+    sentence = task.splits["test"][0][1]
+    assert rebuilt.target_tokenizer.encode(sentence) == task.target_tokenizer.encode(sentence)

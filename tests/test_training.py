@@ -5,11 +5,15 @@ import os
 import pytest
 import torch
 import torch.nn.functional as F
+from torch.optim.optimizer import register_optimizer_step_post_hook
+
+from transformer_course.training import loop as training_loop
 
 from transformer_course.data import copy_task
 from transformer_course.training import (
     LabelSmoothingLoss,
     ModelConfig,
+    NonFiniteGradientError,
     NonFiniteLossError,
     TrainingConfig,
     load_checkpoint,
@@ -192,6 +196,74 @@ def test_a_nan_loss_stops_the_run_and_keeps_the_last_good_checkpoint(task, tmp_p
         train(task, tiny_run(tmp_path, 10), TINY, model=model, progress=False)
     assert load_checkpoint(tmp_path / "checkpoint.pt")["progress"]["step"] == 4
     assert all(torch.isfinite(parameter).all() for parameter in model.parameters())  # not updated with the NaN
+
+
+def all_finite(parameters) -> bool:
+    return all(torch.isfinite(parameter).all() for parameter in parameters)
+
+
+def test_non_finite_gradients_with_a_finite_loss_stop_the_run_and_keep_the_last_good_checkpoint(task, tmp_path):
+    torch.manual_seed(0)
+    model = TINY.build(len(task.source_tokenizer), len(task.target_tokenizer))
+    backward_passes = []
+
+    def infinite_gradient_at_step_8(gradient):
+        backward_passes.append(1)
+        return torch.full_like(gradient, float("inf")) if len(backward_passes) == 8 else gradient
+
+    model.encoder.layers[0].feed_forward.w_1.weight.register_hook(infinite_gradient_at_step_8)
+    # Step 8 is a validation step: had its update gone through, NaN weights would be checkpointed.
+    with pytest.raises(NonFiniteGradientError, match=r"gradient norm became inf .* at step 8 .*checkpoint.pt \(step 4\), is left as it was"):
+        train(task, tiny_run(tmp_path, 12), TINY, model=model, progress=False)
+    saved = load_checkpoint(tmp_path / "checkpoint.pt")
+    assert saved["progress"]["step"] == 4
+    assert all_finite(saved["model"].values())
+    assert all_finite(model.parameters())  # the step was not taken
+
+
+def test_a_checkpoint_is_never_written_from_non_finite_parameters(task, tmp_path):
+    updates = []
+
+    def nan_weights_after_update_8(optimizer, args, kwargs):
+        updates.append(1)
+        if len(updates) == 8:  # the update of step 8, a validation step
+            with torch.no_grad():
+                optimizer.param_groups[0]["params"][0].fill_(float("nan"))
+
+    handle = register_optimizer_step_post_hook(nan_weights_after_update_8)
+    try:
+        with pytest.raises(NonFiniteLossError, match=r"parameters became non-finite at step 8; no checkpoint was written"):
+            train(task, tiny_run(tmp_path, 12), TINY, progress=False)
+    finally:
+        handle.remove()
+    saved = load_checkpoint(tmp_path / "checkpoint.pt")
+    assert saved["progress"]["step"] == 4 and all_finite(saved["model"].values())
+
+
+def test_a_checkpoint_is_never_written_with_a_non_finite_validation_loss(task, tmp_path):
+    torch.manual_seed(0)
+    model = TINY.build(len(task.source_tokenizer), len(task.target_tokenizer))
+    training_forwards = []
+
+    def nan_in_evaluation_after_step_4(module, inputs, output):
+        if module.training:
+            training_forwards.append(1)
+        elif len(training_forwards) > 4:
+            return output * float("nan")
+        return output
+
+    model.register_forward_hook(nan_in_evaluation_after_step_4)
+    with pytest.raises(NonFiniteLossError, match=r"validation loss became nan at step 8; no checkpoint was written"):
+        train(task, tiny_run(tmp_path, 12), TINY, model=model, progress=False)
+    assert load_checkpoint(tmp_path / "checkpoint.pt")["progress"]["step"] == 4
+
+
+@pytest.mark.parametrize("precision, scaled", [(torch.float16, True), (torch.bfloat16, False), (None, False)])
+def test_gradients_are_scaled_exactly_when_training_in_float16(task, tmp_path, monkeypatch, precision, scaled):
+    monkeypatch.setattr(training_loop, "autocast_dtype", lambda device: precision)  # CPU autocast has both
+    train(task, tiny_run(tmp_path, 2, validate_every=2), TINY, progress=False)
+    scaler_state = load_checkpoint(tmp_path / "checkpoint.pt")["scaler"]  # empty when no scaler is enabled
+    assert bool(scaler_state) is scaled
 
 
 def test_a_checkpoint_rebuilds_the_trained_model_and_its_task(task, tmp_path):

@@ -1,14 +1,16 @@
 """Where to run and in which precision.
 
 The package runs on whatever is present: a CUDA GPU with mixed precision, or the CPU in float32.
-On a GPU, matrix products run in bfloat16 where the chip supports it (Ampere and newer: same
-exponent range as float32, no loss scaling needed) and in float16 with a gradient scaler
-otherwise (e.g. Colab's T4).
+On a GPU, matrix products run in bfloat16 where the chip computes it natively (compute capability
+8.0 and newer, Ampere on: the same exponent range as float32, no loss scaling needed) and in
+float16 with a gradient scaler otherwise (e.g. Colab's T4, compute capability 7.5).
 """
 
 from __future__ import annotations
 
 import torch
+
+BFLOAT16_MIN_CAPABILITY = 8  # Ampere (sm80) and newer have bfloat16 tensor cores
 
 
 def default_device() -> torch.device:
@@ -17,8 +19,14 @@ def default_device() -> torch.device:
 
 
 def autocast_dtype(device: torch.device | str) -> torch.dtype | None:
-    """The mixed-precision dtype for ``device``: bfloat16 or float16 on CUDA, None (float32) on the CPU."""
+    """The mixed-precision dtype for ``device``: bfloat16 or float16 on CUDA, None (float32) on the CPU.
+
+    The choice follows the compute capability of ``device`` itself (not of the current GPU):
+    ``torch.cuda.is_bf16_supported()`` also answers True on older GPUs that only emulate bfloat16,
+    slowly, and a T4 must train in float16 with a gradient scaler instead.
+    """
     device = torch.device(device)
     if device.type != "cuda":
         return None
-    return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+    major, _minor = torch.cuda.get_device_capability(device)
+    return torch.bfloat16 if major >= BFLOAT16_MIN_CAPABILITY else torch.float16

@@ -6,9 +6,13 @@ than the references; 0 … 100. The paper reports it on WMT 2014 (Table 2). Scor
 comparable when computed the same way, so we use **sacreBLEU** (Post, 2018), the standard:
 detokenised text in, its own ``13a`` tokenisation, case-sensitive.
 
-Many published Multi30k notebooks instead report BLEU on lowercased, tokenised text, which is a
-few points higher; :func:`bleu_scores` gives both, side by side, so that our numbers can be
-compared with theirs.
+:func:`bleu_scores` also gives ``bleu_lowercase``: the same sacreBLEU computation (``13a``
+tokenisation) on lowercased hypotheses and references, i.e. case-insensitive sacreBLEU. It is
+*not* the BLEU that many published Multi30k notebooks report: they lowercase the text, split it
+into words with their own tokeniser (often spaCy's) and score those tokens with another BLEU
+implementation (torchtext's, NLTK's, Hugging Face ``evaluate``'s). Such scores are computed
+differently from both of ours, so no fixed offset converts one into the other; compare only scores
+computed the same way.
 
 **Exact match** is the share of hypotheses identical to their reference, the natural score of
 tasks with one right answer (numbers, copy, reverse).
@@ -38,7 +42,7 @@ def corpus_bleu(hypotheses: Sequence[str], references: Sequence[str], lowercase:
     """sacreBLEU corpus BLEU (0 … 100) of detokenised hypotheses against one reference each.
 
     Args:
-        lowercase: compare lowercased text (the variant of many published Multi30k results).
+        lowercase: lowercase hypotheses and references first (case-insensitive BLEU).
         tokenize: sacreBLEU's tokeniser: ``"13a"`` (the standard), ``"zh"`` for Chinese, …
     """
     _check_lengths(hypotheses, references)
@@ -46,7 +50,7 @@ def corpus_bleu(hypotheses: Sequence[str], references: Sequence[str], lowercase:
 
 
 def bleu_scores(hypotheses: Sequence[str], references: Sequence[str]) -> dict[str, float]:
-    """``{"bleu": sacreBLEU, "bleu_lowercase": lowercased tokenised BLEU}``, to report side by side."""
+    """``{"bleu": sacreBLEU, "bleu_lowercase": sacreBLEU on lowercased text}``, both with ``13a`` tokenisation."""
     return {
         "bleu": corpus_bleu(hypotheses, references),
         "bleu_lowercase": corpus_bleu(hypotheses, references, lowercase=True),

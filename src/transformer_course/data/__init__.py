@@ -11,11 +11,11 @@
 ==================  ==============================================================
 """
 
-from .batching import Batch, EncodedPairs, bucketed_batches, make_batch, padding_fraction, random_batches
+from .batching import Batch, EncodedPairs, bucketed_batches, make_batch, padding_fractions, random_batches
 from .multi30k import load_multi30k, read_pairs, split_pairs
 from .numbers import chinese_numerals, english_words, number_splits, parse_chinese, parse_english
 from .subword import SubwordTokenizer, train_subword_tokenizer
-from .tasks import TASKS, TranslationTask, copy_task, load_task, multi30k_task, numbers_task, reverse_task, tokenizer_from_dict
+from .tasks import TASKS, TranslationTask, copy_task, load_task, multi30k_task, numbers_task, reverse_task, task_from_dict, tokenizer_from_dict
 from .vocabulary import BOS_ID, EOS_ID, PAD_ID, SPECIAL_TOKENS, UNK_ID, Vocabulary
 
 __all__ = [
@@ -40,12 +40,13 @@ __all__ = [
     "multi30k_task",
     "number_splits",
     "numbers_task",
-    "padding_fraction",
+    "padding_fractions",
     "parse_chinese",
     "parse_english",
     "random_batches",
     "read_pairs",
     "reverse_task",
     "split_pairs",
+    "task_from_dict",
     "tokenizer_from_dict",
 ]

@@ -7,8 +7,9 @@ A :class:`TranslationTask` is everything the training loop needs to know about t
     task.encode("train")             # token ids, ready for batching
     task.source_tokenizer.decode(ids)
 
-:func:`load_task` builds any task by name from the arguments stored in a checkpoint, so a trained
-model can be evaluated on the same splits later.
+:func:`load_task` builds any task by name from its arguments; :func:`task_from_dict` rebuilds the
+task stored in a checkpoint, with the tokenizers the model was trained with, so that a trained
+model can be evaluated, or its training resumed, on the same splits and the same token ids.
 """
 
 from __future__ import annotations
@@ -70,6 +71,10 @@ class TranslationTask:
 
     def tokenizers_to_dict(self) -> dict:
         return {"source": self.source_tokenizer.to_dict(), "target": self.target_tokenizer.to_dict()}
+
+    def to_dict(self) -> dict:
+        """Name, arguments and tokenizers, as stored in checkpoints (see :func:`task_from_dict`)."""
+        return {"name": self.name, "arguments": dict(self.arguments), "tokenizers": self.tokenizers_to_dict()}
 
     def __repr__(self) -> str:
         sizes = ", ".join(f"{split}={len(pairs):,}" for split, pairs in self.splits.items())
@@ -159,6 +164,25 @@ def load_task(name: str, **arguments) -> TranslationTask:
     if name not in TASKS:
         raise ValueError(f"unknown task {name!r}; choose one of {sorted(TASKS)}")
     return TASKS[name](**arguments)
+
+
+def task_from_dict(description: dict) -> TranslationTask:
+    """Rebuild a task from :meth:`TranslationTask.to_dict` (e.g. a checkpoint's ``"task"``).
+
+    The splits are rebuilt from the arguments; the tokenizers are *not* rebuilt but restored from
+    the description, so the token ids are those the model was trained with. A BPE vocabulary
+    retrained on the same data could differ (another ``tokenizers`` version, say) and would give
+    the model's embeddings other tokens; restoring it also skips the training.
+    """
+    tokenizers = description["tokenizers"]
+    source = tokenizer_from_dict(tokenizers["source"])
+    target = source if tokenizers["target"] == tokenizers["source"] else tokenizer_from_dict(tokenizers["target"])
+    arguments = dict(description["arguments"])
+    if description["name"] == "multi30k":
+        arguments["tokenizer"] = source  # the shared vocabulary, instead of training a new one
+    task = load_task(description["name"], **arguments)
+    task.source_tokenizer, task.target_tokenizer = source, target
+    return task
 
 
 def tokenizer_from_dict(description: dict) -> Tokenizer:

@@ -13,7 +13,7 @@ training loop with checkpoints, resumption, mixed precision and several processe
 ``label_smoothing``    the loss, ε_ls = 0.1 (§5.4)
 ``schedule``           Adam (β₁ = 0.9, β₂ = 0.98, ε = 10⁻⁹) and the warmup schedule (§5.3)
 ``config``             :class:`ModelConfig`, :class:`TrainingConfig`, ``RECIPES``
-``loop``               :func:`train`: the loop, checkpoints, resume, NaN guard, DDP
+``loop``               :func:`train`: the loop, checkpoints, resume, NaN guards, DDP
 ``checkpoint``         atomic checkpoint files
 ``distributed``        joining the ``torchrun`` process group
 ``evaluation``         :func:`evaluate`: decode a split and score it
@@ -26,7 +26,7 @@ from .checkpoint import load_checkpoint, save_checkpoint
 from .config import RECIPES, ModelConfig, TrainingConfig
 from .evaluation import evaluate, teacher_forced_loss
 from .label_smoothing import LabelSmoothingLoss
-from .loop import NonFiniteLossError, TrainingResult, load_trained_model, train
+from .loop import NonFiniteGradientError, NonFiniteLossError, TrainingResult, load_trained_model, train
 from .plots import plot_training_curves
 from .schedule import transformer_learning_rate, transformer_optimizer, warmup_scheduler
 
@@ -34,6 +34,7 @@ __all__ = [
     "LabelSmoothingLoss",
     "ModelConfig",
     "RECIPES",
+    "NonFiniteGradientError",
     "NonFiniteLossError",
     "TrainingConfig",
     "TrainingResult",

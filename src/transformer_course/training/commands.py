@@ -21,7 +21,7 @@ from pathlib import Path
 
 import torch
 
-from ..data import TASKS, load_task
+from ..data import TASKS, TranslationTask, load_task, task_from_dict
 from .checkpoint import load_checkpoint
 from .config import RECIPES, ModelConfig, TrainingConfig
 from .evaluation import evaluate
@@ -89,8 +89,7 @@ def _set_threads(arguments: argparse.Namespace) -> None:
 
 def run_train(arguments: argparse.Namespace) -> int:
     _set_threads(arguments)
-    task_name, model_config, training_config, task_arguments = _resolve_settings(arguments)
-    task = load_task(task_name, **task_arguments)
+    task_name, model_config, training_config, task = _resolve_settings(arguments)
     started = time.monotonic()
     try:
         result = train(task, training_config, model_config, resume=arguments.resume, progress=not arguments.no_progress)
@@ -116,8 +115,12 @@ def run_train(arguments: argparse.Namespace) -> int:
     return 0
 
 
-def _resolve_settings(arguments: argparse.Namespace) -> tuple[str, ModelConfig, TrainingConfig, dict]:
-    """Options given on the command line, else the resumed checkpoint's, else the task's recipe."""
+def _resolve_settings(arguments: argparse.Namespace) -> tuple[str, ModelConfig, TrainingConfig, TranslationTask]:
+    """Options given on the command line, else the resumed checkpoint's, else the task's recipe.
+
+    A resumed run gets the checkpoint's task back with its tokenizers (:func:`task_from_dict`):
+    retraining a BPE vocabulary could change the token ids under the trained model.
+    """
     saved: dict = {}
     out_dir = Path(arguments.out) if arguments.out else Path("runs") / (arguments.task or "numbers")
     if arguments.resume and (out_dir / CHECKPOINT_NAME).exists():
@@ -137,17 +140,18 @@ def _resolve_settings(arguments: argparse.Namespace) -> tuple[str, ModelConfig, 
         training_values.update(minutes=None, max_steps=None)
     training_values.update(given)
     training_values["out_dir"] = str(out_dir)
-
-    if saved:
-        task_arguments = saved["task"]["arguments"]
-    elif task_name == "multi30k":
-        task_arguments = {"path": arguments.data, "vocab_size": arguments.vocab_size, "seed": training_values["seed"]}
-    else:
-        task_arguments = {"seed": training_values["seed"]}
     try:
-        return task_name, ModelConfig.from_dict(model_values), TrainingConfig.from_dict(training_values), task_arguments
+        model_config, training_config = ModelConfig.from_dict(model_values), TrainingConfig.from_dict(training_values)
     except ValueError as error:
         raise SystemExit(f"error: {error}") from None
+
+    if saved:
+        task = task_from_dict(saved["task"])
+    elif task_name == "multi30k":
+        task = load_task(task_name, path=arguments.data, vocab_size=arguments.vocab_size, seed=training_values["seed"])
+    else:
+        task = load_task(task_name, seed=training_values["seed"])
+    return task_name, model_config, training_config, task
 
 
 def _given(arguments: argparse.Namespace, names: list[str]) -> dict:

@@ -27,7 +27,7 @@ def evaluate(
 
     Returns:
         ``{"split", "examples", "beam_size", "exact_match"}`` and, for a BLEU task,
-        ``"bleu"`` (sacreBLEU) and ``"bleu_lowercase"``; scores in percent.
+        ``"bleu"`` (sacreBLEU) and ``"bleu_lowercase"`` (sacreBLEU on lowercased text); scores in percent.
     """
     if split not in task.splits:
         raise ValueError(f"task {task.name!r} has no split {split!r}; it has {sorted(task.splits)}")
@@ -47,7 +47,7 @@ def teacher_forced_loss(model: nn.Module, pairs: EncodedPairs, criterion: LabelS
     model.eval()
     total, tokens = 0.0, 0
     with torch.no_grad():
-        for indices in bucketed_batches(pairs.lengths(), max_tokens):
+        for indices in bucketed_batches(pairs.source_target_lengths(), max_tokens):
             batch = make_batch(pairs, indices).to(device)
             logits = model(batch.source, batch.target_input, padding_mask(batch.source, PAD_ID))
             count = batch.num_target_tokens

@@ -12,8 +12,10 @@ Around it, everything a long run needs:
 * **checkpoints** after every validation, written atomically; ``resume=True`` restores the model,
   optimiser, schedule, scaler, random-number generators and the position in the epoch, so that an
   interrupted run ends with the same parameters as one that was never interrupted;
-* a **non-finite loss** stops the run before the update that would spread it into the weights,
-  with the last good checkpoint left in place;
+* a **non-finite loss or gradient** stops the run before the update that would spread it into the
+  weights, with the last good checkpoint left in place (in float16, the gradient scaler skips a
+  step with non-finite gradients and lowers its scale instead, as it is meant to); a checkpoint is
+  never written from parameters or a validation loss that are not finite;
 * **several processes** (``torchrun``) with ``DistributedDataParallel``: each takes every
   ``world_size``-th batch;
 * a tqdm progress bar, ``history.json`` and ``curves.png`` in ``out_dir``.
@@ -33,7 +35,7 @@ from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 from tqdm.auto import tqdm
 
-from ..data import PAD_ID, TranslationTask, bucketed_batches, make_batch
+from ..data import PAD_ID, TranslationTask, bucketed_batches, make_batch, task_from_dict
 from ..device import autocast_dtype, default_device
 from ..masks import padding_mask
 from .checkpoint import load_checkpoint, save_checkpoint
@@ -48,7 +50,12 @@ CHECKPOINT_NAME = "checkpoint.pt"
 
 
 class NonFiniteLossError(RuntimeError):
-    """The loss became NaN or infinite; the run stopped without updating the weights."""
+    """The loss (or the gradients, or the weights) became NaN or infinite: the run stopped without
+    updating the weights or overwriting the last good checkpoint."""
+
+
+class NonFiniteGradientError(NonFiniteLossError):
+    """The loss was finite but its gradients were not (without a gradient scaler to skip the step)."""
 
 
 @dataclass
@@ -93,8 +100,8 @@ def train(
         progress: show a progress bar.
 
     Raises:
-        NonFiniteLossError: the loss became NaN or infinite (the message says where, and which
-            checkpoint is the last good one).
+        NonFiniteLossError: the loss became NaN or infinite, or (:class:`NonFiniteGradientError`)
+            its gradients did; the message says where, and which checkpoint is the last good one.
     """
     model_config = model_config or ModelConfig()
     device = torch.device(config.device) if config.device != "auto" else default_device()
@@ -122,9 +129,11 @@ class _Run:
         self.optimizer = transformer_optimizer(self.model)
         self.scheduler = warmup_scheduler(self.optimizer, model_config.d_model, config.warmup_steps, config.learning_rate_scale)
         self.precision = autocast_dtype(device)  # None (float32) on the CPU
+        # float16 has a narrow exponent range: small gradients underflow unless the loss is scaled
+        # up first. bfloat16 and float32 have float32's range and need no scaler.
         self.scaler = torch.amp.GradScaler(device.type, enabled=self.precision == torch.float16)
         self.train_pairs = task.encode("train")
-        self.train_lengths = self.train_pairs.lengths()
+        self.train_lengths = self.train_pairs.lengths()  # the longer side only: see data.batching
         self.validation_pairs = task.encode("validation")
         self.step, self.epoch, self.batch_in_epoch, self.seconds_before = 0, 0, 0, 0.0
         self.history: dict = {"train": [], "validation": []}
@@ -188,12 +197,23 @@ class _Run:
         loss_sum, tokens_all, time_flags = shared.tolist()
         mean_loss = loss_sum / tokens_all
         if not math.isfinite(mean_loss):
-            raise NonFiniteLossError(self._non_finite_message(mean_loss))
+            raise NonFiniteLossError(self._non_finite_message(f"the training loss became {mean_loss}"))
         self.optimizer.zero_grad(set_to_none=True)
         self.scaler.scale(loss).backward()
         if self.config.clip_norm is not None:
             self.scaler.unscale_(self.optimizer)  # clip the true gradient, not the scaled one
-            nn.utils.clip_grad_norm_(self.model.parameters(), self.config.clip_norm)
+            gradient_norm = nn.utils.clip_grad_norm_(self.model.parameters(), self.config.clip_norm)
+        # A finite loss can still have an infinite gradient. Clipping then multiplies it by 0
+        # (inf · 0 = NaN), and Adam writes NaN into every weight. With a scaler (float16) such a
+        # step is expected now and then: scaler.step skips it and lowers the scale. Without one it
+        # is a divergence: stop before the update. (Under DDP the gradients, and so their norm, are
+        # the same on every process, so every process stops.)
+        if not self.scaler.is_enabled():
+            if self.config.clip_norm is None:
+                gradient_norm = nn.utils.get_total_norm([p.grad for p in self.model.parameters() if p.grad is not None])
+            if not math.isfinite(gradient_norm.item()):
+                what = f"the gradient norm became {gradient_norm.item()} (with a finite loss, {mean_loss:.4g})"
+                raise NonFiniteGradientError(self._non_finite_message(what))
         self.scaler.step(self.optimizer)
         self.scaler.update()
         self.scheduler.step()
@@ -225,12 +245,22 @@ class _Run:
         bar.set_postfix(loss=f"{train_loss:.3f}", lr=f"{learning_rate:.2e}", tokens_per_s=f"{tokens_per_second:,.0f}")
 
     def _validate_and_save(self, seconds: float) -> None:
-        """Validate (main process), write the checkpoint, the history and the curves."""
+        """Validate (main process), write the checkpoint, the history and the curves.
+
+        Raises :class:`NonFiniteLossError` instead of writing a checkpoint from parameters or a
+        validation loss that are not finite: the last good checkpoint stays in place.
+        """
         random_states = self._random_states()  # gathered from every process: a collective call
+        if not all(torch.isfinite(parameter).all() for parameter in self.model.parameters()):
+            raise NonFiniteLossError(self._non_finite_message("the model's parameters became non-finite", updated=True))
         if not self.group.is_main:
             return
+        validation_loss = teacher_forced_loss(self.model, self.validation_pairs, self.criterion, self.config.max_tokens)
+        if not math.isfinite(validation_loss):
+            # Only the main process validates; torchrun stops the others when it exits.
+            raise NonFiniteLossError(self._non_finite_message(f"the validation loss became {validation_loss}", updated=True))
         scores = evaluate(self.model, self.task, "validation")
-        row = {"step": self.step, "validation_loss": teacher_forced_loss(self.model, self.validation_pairs, self.criterion, self.config.max_tokens)}
+        row = {"step": self.step, "validation_loss": validation_loss}
         row.update({f"validation_{name}": scores[name] for name in ("exact_match", "bleu") if name in scores})
         self.history["validation"].append(row)
         self.model.train()
@@ -247,7 +277,7 @@ class _Run:
         return {
             "model_config": self.model_config.to_dict(),
             "training_config": self.config.to_dict(),
-            "task": {"name": self.task.name, "arguments": self.task.arguments, "tokenizers": self.task.tokenizers_to_dict()},
+            "task": self.task.to_dict(),  # with the tokenizers: a resumed run must not retrain them
             "model": self.model.state_dict(),
             "optimizer": self.optimizer.state_dict(),
             "scheduler": self.scheduler.state_dict(),
@@ -298,17 +328,21 @@ class _Run:
         if self.group.is_main:
             tqdm.write(f"resuming {path} at step {self.step} (epoch {self.epoch}, batch {self.batch_in_epoch})")
 
-    def _non_finite_message(self, loss: float) -> str:
+    def _non_finite_message(self, what: str, updated: bool = False) -> str:
+        """``what`` happened at the current step; say where, and which checkpoint is the last good one."""
         path = self.out_dir / CHECKPOINT_NAME if self.out_dir is not None else None
         if path is not None and path.exists():
             last_step = load_checkpoint(path)["progress"]["step"]
             kept = f"the last good checkpoint, {path} (step {last_step}), is left as it was"
         else:
             kept = "no checkpoint had been written yet"
+        if updated:  # raised by a validation, after the update of step self.step
+            where, done = f"step {self.step}", "no checkpoint was written from it"
+        else:  # raised by a training step, before its update
+            where, done = f"step {self.step + 1} (epoch {self.epoch}, batch {self.batch_in_epoch})", "the weights were not updated"
         return (
-            f"the training loss became {loss} at step {self.step + 1} (epoch {self.epoch}, batch {self.batch_in_epoch}); "
-            f"the weights were not updated and {kept}. Try a lower --learning-rate-scale or a longer --warmup-steps, "
-            f"then --resume."
+            f"{what} at {where}; {done} and {kept}. "
+            f"Try a lower --learning-rate-scale or a longer --warmup-steps, then --resume."
         )
 
 
@@ -319,17 +353,9 @@ def load_trained_model(path: str | Path, device: torch.device | str | None = Non
         ``(model, task, checkpoint)``: the model in eval mode on ``device`` (default: a GPU if
         there is one), the task with the tokenizers it was trained with, and the checkpoint dict.
     """
-    from ..data import load_task, tokenizer_from_dict
-
     device = torch.device(device) if device is not None else default_device()
     state = load_checkpoint(path, map_location=device)
-    described = state["task"]
-    arguments = dict(described["arguments"])
-    if described["name"] == "multi30k":
-        arguments["tokenizer"] = tokenizer_from_dict(described["tokenizers"]["source"])
-    task = load_task(described["name"], **arguments)
-    task.source_tokenizer = tokenizer_from_dict(described["tokenizers"]["source"])
-    task.target_tokenizer = tokenizer_from_dict(described["tokenizers"]["target"])
+    task = task_from_dict(state["task"])
     model = ModelConfig.from_dict(state["model_config"]).build(len(task.source_tokenizer), len(task.target_tokenizer))
     model.load_state_dict(state["model"])
     return model.to(device).eval(), task, state
