@@ -33,7 +33,7 @@ def plot_training_curves(history: dict, path: str | Path | None = None, title: s
         scores.plot([row["step"] for row in validation], [row[name] for row in validation], "o-", label=name.removeprefix("validation_"))
     scores.set(xlabel="step", ylabel="score (%)", ylim=(0, 100), title="validation score")
     if metric_names:
-        scores.legend()
+        scores.legend(loc="lower right")  # scores rise to the top right: keep the legend clear of them
     if title:
         figure.suptitle(title)
     if path is not None:
