@@ -202,7 +202,8 @@ def all_finite(parameters) -> bool:
     return all(torch.isfinite(parameter).all() for parameter in parameters)
 
 
-def test_non_finite_gradients_with_a_finite_loss_stop_the_run_and_keep_the_last_good_checkpoint(task, tmp_path):
+@pytest.mark.parametrize("clip_norm", [1.0, None], ids=["clipped", "unclipped"])
+def test_non_finite_gradients_with_a_finite_loss_stop_the_run_and_keep_the_last_good_checkpoint(task, tmp_path, clip_norm):
     torch.manual_seed(0)
     model = TINY.build(len(task.source_tokenizer), len(task.target_tokenizer))
     backward_passes = []
@@ -214,7 +215,7 @@ def test_non_finite_gradients_with_a_finite_loss_stop_the_run_and_keep_the_last_
     model.encoder.layers[0].feed_forward.w_1.weight.register_hook(infinite_gradient_at_step_8)
     # Step 8 is a validation step: had its update gone through, NaN weights would be checkpointed.
     with pytest.raises(NonFiniteGradientError, match=r"gradient norm became inf .* at step 8 .*checkpoint.pt \(step 4\), is left as it was"):
-        train(task, tiny_run(tmp_path, 12), TINY, model=model, progress=False)
+        train(task, tiny_run(tmp_path, 12, clip_norm=clip_norm), TINY, model=model, progress=False)
     saved = load_checkpoint(tmp_path / "checkpoint.pt")
     assert saved["progress"]["step"] == 4
     assert all_finite(saved["model"].values())

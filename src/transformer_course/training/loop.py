@@ -209,8 +209,8 @@ class _Run:
         # is a divergence: stop before the update. (Under DDP the gradients, and so their norm, are
         # the same on every process, so every process stops.)
         if not self.scaler.is_enabled():
-            if self.config.clip_norm is None:
-                gradient_norm = nn.utils.get_total_norm([p.grad for p in self.model.parameters() if p.grad is not None])
+            if self.config.clip_norm is None:  # an infinite threshold measures the norm and clips nothing
+                gradient_norm = nn.utils.clip_grad_norm_(self.model.parameters(), float("inf"))
             if not math.isfinite(gradient_norm.item()):
                 what = f"the gradient norm became {gradient_norm.item()} (with a finite loss, {mean_loss:.4g})"
                 raise NonFiniteGradientError(self._non_finite_message(what))
