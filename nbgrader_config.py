@@ -20,31 +20,24 @@ c.CourseDirectory.release_directory = "exercises"
 # c.CourseDirectory.db_url = "postgresql://user@host/gradebook"
 # or, per run: transformer-course autograde ... --db-url URL
 
-# Each assignment is one notebook; nothing else is copied from solutions/ into a release.
-c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback"]
+# Each assignment is one notebook and its grading.yml (which the grader reads from solutions/, and which
+# is not copied into releases or autograded submissions).
+c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", "grading.yml"]
 
 # Restore grade cells a learner deleted, and grade with the original test code.
 c.OverwriteCells.add_missing_cells = True
 
-# Grade what ran even when a kernel dies (exit(), a crash, memory exhausted): nbgrader's executor is
-# replaced by a subclass that records the loss in the notebook instead of abandoning the grading.
-from nbconvert.preprocessors import ClearMetadataPreprocessor  # noqa: E402
-from nbgrader.preprocessors import (  # noqa: E402
-    AssignLatePenalties,
-    CheckCellMetadata,
-    IgnorePattern,
-    LimitOutput,
-    SaveAutoGrades,
-)
+# Grading runs every submission's code in a sandbox and judges the hidden tests in the grader's own
+# process (transformer_course/grading/execute.py), and it keeps the manual scores an instructor
+# reviewed (transformer_course/grading/gradebook.py): nbgrader's own autograde steps, with those two
+# replaced.
+from nbgrader.converters import Autograde  # noqa: E402
+from nbgrader.preprocessors import Execute, SaveAutoGrades  # noqa: E402
 
-from transformer_course.grading.execute import ResilientExecute  # noqa: E402
+from transformer_course.grading.execute import SandboxedExecute  # noqa: E402
+from transformer_course.grading.gradebook import SaveAutoGradesKeepingReviews  # noqa: E402
 
+REPLACEMENTS = {Execute: SandboxedExecute, SaveAutoGrades: SaveAutoGradesKeepingReviews}
 c.Autograde.autograde_preprocessors = [
-    ResilientExecute,
-    IgnorePattern,
-    ClearMetadataPreprocessor,
-    LimitOutput,
-    SaveAutoGrades,
-    AssignLatePenalties,
-    CheckCellMetadata,
+    REPLACEMENTS.get(step, step) for step in Autograde.class_traits()["autograde_preprocessors"].default()
 ]

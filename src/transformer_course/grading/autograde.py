@@ -7,38 +7,47 @@
 
 1. checks the file before nbgrader sees it: present, valid notebook JSON, and a notebook of this
    assignment (it must carry this assignment's nbgrader cells; cells that lost their nbgrader
-   metadata get it back, found by their Jupyter cell id);
-2. copies it to nbgrader's ``submitted/<student_id>/<assignment>/`` and runs ``nbgrader autograde``
-   for that student alone, in its own process group with a per-cell timeout and a memory limit;
-   nbgrader restores test cells that were edited or deleted and grades with the originals;
-3. runs ``nbgrader generate_feedback`` (HTML in ``feedback/<student_id>/<assignment>/``);
+   metadata get it back, found by their Jupyter cell id), and reads the learner's own cells for
+   what the sandbox cannot prevent (:mod:`transformer_course.grading.review`);
+2. copies it to nbgrader's ``submitted/<student_id>/<assignment>/``, deletes manual scores of the
+   submission that no instructor saved (:mod:`transformer_course.grading.gradebook`), and runs
+   ``nbgrader autograde`` for that student alone: nbgrader restores test cells that were edited or
+   deleted, and :mod:`transformer_course.grading.execute` runs the notebook in a sandbox and
+   judges the hidden tests;
+3. runs ``nbgrader generate_feedback`` (HTML in ``feedback/<student_id>/<assignment>/``), with the
+   review's findings at the top of the page;
 4. reads the score from the gradebook.
 
-Submissions are graded in parallel. One broken submission — invalid JSON, another assignment's
-notebook, an endless loop, a kernel that exits, unbounded memory — gets its own status and
-message; all the others are graded, and nothing already in the gradebook is lost. Grading again
-gives the same grades.
+Submissions are graded in parallel. One broken or hostile submission — invalid JSON, another
+assignment's notebook, an endless loop, a kernel that exits, unbounded memory, a fork bomb, an
+attack on the grader — gets its own status and message; all the others are graded, and nothing
+already in the gradebook is lost. Grading again gives the same grades.
 """
 
 from __future__ import annotations
 
 import copy
 import csv
+import html
 import os
-import resource
 import shutil
 import subprocess
 import tempfile
+import uuid
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import nbformat
 from nbgrader.api import Gradebook, MissingEntry
 
 from .course import Course, read_json_notebook
-from .execute import KERNEL_DIED, KERNEL_UNRESPONSIVE
+from .execute import CELL_TIMEOUT, KERNEL_DIED, KERNEL_UNRESPONSIVE, MEMORY_LIMIT, NOTEBOOK_TIMEOUT
+from .gradebook import remove_unreviewed_manual_scores
 from .limits import GradingLimits
+from .release import setup_cell
+from .review import review
+from .sandbox import CGROUP_ROOT, check_bubblewrap
 
 # Every status a submission can end with, and what it means.
 STATUSES = {
@@ -47,7 +56,7 @@ STATUSES = {
     "missing": "no notebook of this assignment was submitted",
     "invalid_notebook": "the file is not a valid Jupyter notebook",
     "wrong_assignment": "the notebook belongs to another assignment",
-    "timeout": "a cell ran past the time limit and was interrupted",
+    "timeout": "a cell ran past the time limit and was interrupted, or the notebook ran past its own",
     "kernel_died": "the kernel stopped (exit(), a crash or the memory limit) before the notebook finished",
     "memory_limit": "the notebook ran out of its memory limit",
     "error": "nbgrader could not grade the notebook",
@@ -56,12 +65,14 @@ STATUSES = {
 # Statuses of submissions that nbgrader graded (possibly with failing cells).
 GRADED_STATUSES = ("graded", "tests_restored", "timeout", "memory_limit", "kernel_died")
 
-CSV_COLUMNS = ["student_id", "assignment", "score", "max_score", "status", "message"]
+CSV_COLUMNS = ["student_id", "assignment", "score", "max_score", "status", "message", "review"]
+# Seconds nbgrader may take around a notebook's own time limit (starting, hidden tests, saving).
+NBGRADER_MARGIN = 600
 
 
 @dataclass
 class SubmissionResult:
-    """One row of the grades CSV."""
+    """One row of the grades CSV. ``review``: what the instructor should look at (the score stands)."""
 
     student_id: str
     assignment: str
@@ -69,6 +80,7 @@ class SubmissionResult:
     max_score: float | None
     status: str
     message: str
+    review: str = ""
 
 
 def autograde(
@@ -80,6 +92,7 @@ def autograde(
     limits: GradingLimits | None = None,
     db_url: str | None = None,
     out: Path | None = None,
+    sandbox: bool = True,
 ) -> list[SubmissionResult]:
     """Grade every ``<student_id>/<notebook>.ipynb`` under ``submissions``; see the module docstring.
 
@@ -88,28 +101,41 @@ def autograde(
         assignment: e.g. ``"01-attention"``.
         submissions: directory of one sub-directory per student.
         jobs: submissions graded at once (default: the number of CPU cores).
-        limits: time and memory limits.
+        limits: time, memory and process limits.
         db_url: SQLAlchemy URL of the gradebook (default: SQLite ``gradebook.db`` in the root).
         out: where to write the grades CSV (optional).
+        sandbox: run each submission in bubblewrap's sandbox (False gives up its protection: the
+            submission's code can then read and change everything the grader's user can).
 
     Returns:
         one result per student, sorted by student id.
+
+    Raises:
+        SandboxUnavailable: ``sandbox`` is asked for and bubblewrap is missing or cannot run.
     """
     course.check_assignment(assignment)
     submissions = Path(submissions)
     if not submissions.is_dir():
         raise NotADirectoryError(f"submissions directory {submissions} does not exist")
+    if sandbox:
+        check_bubblewrap()
     limits = limits or GradingLimits()
     db_url = db_url or course.default_db_url
     students = sorted(path.name for path in submissions.iterdir() if path.is_dir() and not path.name.startswith("."))
+    cgroup_prefix = f"transformer-course-{uuid.uuid4().hex[:8]}"
 
     with tempfile.TemporaryDirectory(prefix="autograde-") as scratch:
         released = _register_assignment(course, assignment, db_url, Path(scratch))
         sources = {path.name: read_json_notebook(path) for path in course.source_notebooks(assignment)}
+        package = course.redacted_package(assignment, Path(scratch) / "package")
         prepared = [_prepare(course, assignment, submissions / student, released, sources) for student in students]
         worker_url = _with_busy_timeout(db_url)
-        with ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 1) as pool:
-            results = list(pool.map(lambda item: _grade(course, assignment, item, limits, worker_url), prepared))
+        settings = _GradingSettings(limits, worker_url, package, cgroup_prefix, sandbox)
+        try:
+            with ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 1) as pool:
+                results = list(pool.map(lambda item: _grade(course, assignment, item, settings), prepared))
+        finally:
+            _remove_cgroups(cgroup_prefix)
 
     _generate_feedback(course, assignment, results, db_url)
     _add_scores(results, db_url, course.course_id, assignment)
@@ -118,12 +144,24 @@ def autograde(
     return results
 
 
+@dataclass(frozen=True)
+class _GradingSettings:
+    """What every submission of one run is graded with."""
+
+    limits: GradingLimits
+    db_url: str
+    package_directory: Path  # the course package without the exercise, shown to every sandbox
+    cgroup_prefix: str
+    sandbox: bool
+
+
 @dataclass
 class _Prepared:
     student_id: str
     rejection: tuple[str, str] | None = None  # (status, message) when it cannot be graded at all
     restored_cells: tuple[str, ...] = ()  # test cells nbgrader will restore
     restored_metadata: tuple[str, ...] = ()  # cells whose stripped nbgrader metadata was given back
+    review: list[str] = field(default_factory=list)  # what the instructor should look at
 
 
 def _register_assignment(course: Course, assignment: str, db_url: str, scratch: Path) -> dict[str, dict]:
@@ -144,7 +182,7 @@ def _prepare(
 ) -> _Prepared:
     """Check one student's files and copy them into nbgrader's ``submitted/`` directory."""
     student_id = student_directory.name
-    target = course.root / "submitted" / student_id / assignment
+    target = course.submitted_directory / student_id / assignment
     if target.exists():
         shutil.rmtree(target)
     if not any(student_directory.glob("*.ipynb")) and (student_directory / assignment).is_dir():
@@ -161,6 +199,7 @@ def _prepare(
     repaired: dict[str, dict] = {}
     restored_cells: list[str] = []
     restored_metadata: list[str] = []
+    findings: list[str] = []
     for name, path in chosen.items():
         try:
             notebook = read_json_notebook(path)
@@ -174,13 +213,47 @@ def _prepare(
             message = f"{path.name} has none of the answer or test cells of {assignment}/{name} (it has {other})"
             return _Prepared(student_id, ("wrong_assignment", message))
         restored_cells += _changed_test_cells(released[name], sources[name], notebook)
+        _unmark_duplicate_cells(notebook)
+        policy = course.policy(assignment)
+        findings += review(_learner_cells(course, notebook, sources[name]), policy.library_implementations + policy.learner_writes)
         repaired[name] = notebook
     target.mkdir(parents=True)
     for name, notebook in repaired.items():
         nbformat.write(nbformat.from_dict(notebook), target / name)
     if (student_directory / "timestamp.txt").is_file():
         shutil.copyfile(student_directory / "timestamp.txt", target / "timestamp.txt")
-    return _Prepared(student_id, restored_cells=tuple(restored_cells), restored_metadata=tuple(restored_metadata))
+    return _Prepared(student_id, restored_cells=tuple(restored_cells), restored_metadata=tuple(restored_metadata), review=findings)
+
+
+def _unmark_duplicate_cells(notebook: dict) -> None:
+    """Take nbgrader's metadata off every cell that repeats an earlier cell's grade_id: it is the learner's copy."""
+    seen = set()
+    for cell in notebook.get("cells", []):
+        grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+        if grade_id in seen:
+            del cell["metadata"]["nbgrader"]
+        elif grade_id is not None:
+            seen.add(grade_id)
+
+
+def _learner_cells(course: Course, notebook: dict, source: dict) -> list[tuple[str, str]]:
+    """(label, source) of the code cells the learner wrote: answer cells and cells they added.
+
+    Given cells (locked, restored by nbgrader from the source) and the setup cell that release puts
+    first are not the learner's.
+    """
+    given = {grade_id for grade_id, (_, _) in _nbgrader_cells(source, locked_only=True).items()}
+    setup = setup_cell(course).source
+    cells = []
+    for index, cell in enumerate(notebook.get("cells", [])):
+        if cell.get("cell_type") != "code":
+            continue
+        grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+        text = "".join(cell.get("source", ""))
+        if grade_id in given or (grade_id is None and text == setup):
+            continue
+        cells.append((f"cell {grade_id}" if grade_id else f"added cell {index + 1}", text))
+    return cells
 
 
 def _restore_stripped_metadata(submitted: dict, released: dict) -> list[str]:
@@ -241,15 +314,7 @@ def _nbgrader_cells(notebook: dict, locked_only: bool = False) -> dict[str, tupl
     return cells
 
 
-def _memory_limiter(limit_mb: int):
-    def limit() -> None:  # runs in the child process, before nbgrader starts; the kernel inherits it
-        limit_bytes = limit_mb * 1024 * 1024
-        resource.setrlimit(resource.RLIMIT_AS, (limit_bytes, limit_bytes))
-
-    return limit
-
-
-def _grade(course: Course, assignment: str, prepared: _Prepared, limits: GradingLimits, db_url: str) -> SubmissionResult:
+def _grade(course: Course, assignment: str, prepared: _Prepared, settings: _GradingSettings) -> SubmissionResult:
     """Autograde one prepared submission in its own nbgrader process."""
     if prepared.rejection is not None:
         return SubmissionResult(prepared.student_id, assignment, None, None, *prepared.rejection)
@@ -261,36 +326,51 @@ def _grade(course: Course, assignment: str, prepared: _Prepared, limits: Grading
         repairs.append(f"restored the original test cells {', '.join(prepared.restored_cells)}")
     if repairs:
         result.status, result.message = "tests_restored", "; ".join(repairs)
-    log_directory = course.root / "autograded" / prepared.student_id
+    removed = remove_unreviewed_manual_scores(settings.db_url, course.course_id, assignment, prepared.student_id)
+    result.review = "; ".join(prepared.review + removed)
+    log_directory = course.autograded_directory / prepared.student_id
     log_directory.mkdir(parents=True, exist_ok=True)
-    log_path = log_directory / f"{assignment}.log"
+    limits = settings.limits
     try:
         run = course.nbgrader(
             "autograde",
             assignment,
             f"--student={prepared.student_id}",
             "--force",
-            f"--CourseDirectory.db_url={db_url}",
-            f"--Execute.timeout={limits.cell_timeout}",
-            "--Execute.interrupt_on_timeout=True",
-            timeout=limits.submission_timeout,
-            preexec_fn=_memory_limiter(limits.memory_limit_mb),
-            log_path=log_path,
+            f"--CourseDirectory.db_url={settings.db_url}",
+            f"--SandboxedExecute.cell_timeout={limits.cell_timeout}",
+            f"--SandboxedExecute.notebook_timeout={limits.submission_timeout}",
+            f"--SandboxedExecute.memory_limit_mb={limits.memory_limit_mb}",
+            f"--SandboxedExecute.max_processes={limits.max_processes}",
+            f"--SandboxedExecute.threads={limits.threads}",
+            f"--SandboxedExecute.sandbox={settings.sandbox}",
+            f"--SandboxedExecute.package_directory={settings.package_directory}",
+            f"--SandboxedExecute.cgroup_prefix={settings.cgroup_prefix}",
+            timeout=limits.submission_timeout + NBGRADER_MARGIN,
+            log_path=log_directory / f"{assignment}.log",
             environment={"OMP_NUM_THREADS": str(limits.threads), "MKL_NUM_THREADS": str(limits.threads)},
         )
     except subprocess.TimeoutExpired:
         result.status, result.score = "timeout", 0.0
-        result.message = f"grading took longer than {limits.submission_timeout} s and was stopped"
+        result.message = f"grading took longer than {limits.submission_timeout + NBGRADER_MARGIN} s and was stopped"
         return result
 
-    autograded = course.root / "autograded" / prepared.student_id / assignment
-    cell_problem = _problem_in_outputs(autograded)
+    cell_problem = _problem_in_outputs(course.autograded_directory / prepared.student_id / assignment)
     if run.returncode != 0:
         result.status, result.message = _diagnose_failure(run.stdout, cell_problem)
         return result
     if cell_problem is not None:
         result.status, result.message = cell_problem
     return result
+
+
+def _remove_cgroups(prefix: str) -> None:
+    """Remove what is left of this run's cgroups (a sandbox whose grader was killed leaves an empty one)."""
+    from .sandbox import Cgroup
+
+    for controller in (CGROUP_ROOT / "memory", CGROUP_ROOT / "pids", CGROUP_ROOT):
+        for directory in controller.glob(f"{prefix}-*") if controller.is_dir() else []:
+            Cgroup((directory,), 1).remove()
 
 
 def _generate_feedback(course: Course, assignment: str, results: list[SubmissionResult], db_url: str) -> None:
@@ -300,8 +380,25 @@ def _generate_feedback(course: Course, assignment: str, results: list[Submission
         return
     course.nbgrader("generate_feedback", assignment, "--force", f"--CourseDirectory.db_url={db_url}")
     for result in graded:
-        if not any((course.root / "feedback" / result.student_id / assignment).glob("*.html")):
+        pages = sorted((course.feedback_directory / result.student_id / assignment).glob("*.html"))
+        if not pages:
             result.message = (result.message + "; " if result.message else "") + "feedback could not be generated"
+        for page in pages if result.review else []:
+            _add_review_to_page(page, result.review.split("; "))
+
+
+def _add_review_to_page(page: Path, findings: list[str]) -> None:
+    """Put the review's findings at the top of a feedback page."""
+    items = "".join(f"<li>{html.escape(finding)}</li>" for finding in findings)
+    banner = (
+        '<div style="border: 2px solid #b45309; background: #fffbeb; padding: 0.8em 1.2em; margin: 1em;">'
+        "<strong>For the instructor's review</strong> (the score stands; the instructor decides):"
+        f"<ul>{items}</ul></div>"
+    )
+    text = page.read_text(encoding="utf-8")
+    start = text.find("<body")
+    position = text.find(">", start) + 1 if start >= 0 else 0
+    page.write_text(text[:position] + banner + text[position:], encoding="utf-8")
 
 
 def _problem_in_outputs(autograded: Path) -> tuple[str, str] | None:
@@ -315,12 +412,14 @@ def _problem_in_outputs(autograded: Path) -> tuple[str, str] | None:
                 if output.get("output_type") != "error":
                     continue
                 name, value = output.get("ename", ""), output.get("evalue", "")
-                if name == "MemoryError" or "can't allocate memory" in value or "not enough memory" in value:
-                    problems.setdefault("memory_limit", f"cell {grade_id} ran out of memory")
+                if name in (MEMORY_LIMIT, "MemoryError") or "can't allocate memory" in value or "not enough memory" in value:
+                    problems.setdefault("memory_limit", f"cell {grade_id} ran out of memory: {value}"[:300])
                 elif name in (KERNEL_DIED, KERNEL_UNRESPONSIVE):
                     problems.setdefault("kernel_died", f"cell {grade_id}: {value}")
-                elif name == "CellTimeoutError":
+                elif name == CELL_TIMEOUT:
                     problems.setdefault("timeout", f"cell {grade_id} was interrupted after the time limit")
+                elif name == NOTEBOOK_TIMEOUT:
+                    problems.setdefault("timeout", f"the notebook ran past its time limit at cell {grade_id}")
     for status in ("memory_limit", "kernel_died", "timeout"):
         if status in problems:
             return status, problems[status]

@@ -2,20 +2,26 @@
 
     transformer-course check attention.ipynb
 
-The notebook is executed from top to bottom in a fresh kernel by nbgrader's own executor, as the
-grader will do, and each test cell is scored with nbgrader's rules: it passes when it raises no
-error. Hidden tests are not in the learner's notebook; the instructor's grader adds them.
-A test cell whose code was edited is reported too: grading restores the original.
+The notebook is executed from top to bottom in a fresh kernel, by the same runner and cell loop
+as the grader's (but in the learner's own environment, without the sandbox), and each test cell is
+scored with nbgrader's rules: it passes when it raises no error. A kernel that dies is reported in
+the cell where it happened, as the grader reports it. Hidden tests are not in the learner's
+notebook; the instructor's grader adds them. A test cell whose code was edited is reported too:
+grading restores the original.
 """
 
 from __future__ import annotations
 
+import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
 from nbgrader import utils
-from nbgrader.preprocessors import ClearOutput, Execute
+
+from .execute import execute_notebook, started
+from .limits import GradingLimits
 
 
 @dataclass
@@ -39,10 +45,10 @@ def check_notebook(path: Path | str, cell_timeout: int = 600) -> list[TestCellRe
     """
     path = Path(path)
     notebook = nbformat.read(path, as_version=4)
-    resources = {"metadata": {"path": str(path.parent.resolve())}}
-    with utils.setenv(NBGRADER_EXECUTION="validate"):
-        notebook, resources = ClearOutput().preprocess(notebook, resources)
-        notebook, resources = Execute(timeout=cell_timeout).preprocess(notebook, resources)
+    limits = GradingLimits(cell_timeout=cell_timeout, submission_timeout=24 * 3600)
+    command = [sys.executable, "-m", "transformer_course.grading.runner"]
+    with started(command, dict(os.environ, NBGRADER_EXECUTION="validate"), path.parent.resolve(), limits) as session:
+        execute_notebook(notebook, session)
     results = []
     for cell in notebook.cells:
         if not utils.is_grade(cell) or cell.cell_type != "code":

@@ -37,7 +37,18 @@ def register(subcommands: argparse._SubParsersAction) -> None:
         "--submission-timeout", type=int, default=GradingLimits.submission_timeout, help="seconds per submission (default: %(default)s)"
     )
     parser.add_argument(
-        "--memory-limit-mb", type=int, default=GradingLimits.memory_limit_mb, help="address-space limit per process (default: %(default)s)"
+        "--memory-limit-mb", type=int, default=GradingLimits.memory_limit_mb,
+        help="memory of one submission's processes together (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--max-processes", type=int, default=GradingLimits.max_processes,
+        help="processes and threads of one submission together (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--no-sandbox", dest="sandbox", action="store_false",
+        help="grade without bubblewrap's sandbox. The submissions' code then runs as you, with your files and network: "
+        "it can read the solutions and other submissions, change the gradebook, and leave processes behind. "
+        "Hidden tests are still judged outside the kernel. Only for submissions you trust.",
     )
     parser.add_argument("--course-root", type=Path, help="course directory (default: found from the working directory)")
     parser.set_defaults(run=run_autograde)
@@ -56,6 +67,7 @@ def _user_errors() -> Iterator[None]:
         from nbformat.reader import NotJSONError
 
         from .course import CourseError
+        from .sandbox import SandboxUnavailable
     except ModuleNotFoundError as error:
         raise SystemExit(
             f"error: the grading commands need nbgrader and Jupyter ({error.name} is missing): "
@@ -63,7 +75,7 @@ def _user_errors() -> Iterator[None]:
         ) from None
     try:
         yield
-    except (CourseError, FileNotFoundError, NotADirectoryError, NotJSONError, ValidationError) as error:
+    except (CourseError, SandboxUnavailable, FileNotFoundError, NotADirectoryError, NotJSONError, ValidationError) as error:
         raise SystemExit(f"error: {error}") from None
 
 
@@ -84,7 +96,12 @@ def run_release(arguments: argparse.Namespace) -> int:
 
 
 def run_autograde(arguments: argparse.Namespace) -> int:
-    limits = GradingLimits(arguments.cell_timeout, arguments.submission_timeout, arguments.memory_limit_mb)
+    limits = GradingLimits(
+        cell_timeout=arguments.cell_timeout,
+        submission_timeout=arguments.submission_timeout,
+        memory_limit_mb=arguments.memory_limit_mb,
+        max_processes=arguments.max_processes,
+    )
     with _user_errors():
         from .autograde import autograde
 
@@ -96,10 +113,13 @@ def run_autograde(arguments: argparse.Namespace) -> int:
             limits=limits,
             db_url=arguments.db_url,
             out=arguments.out,
+            sandbox=arguments.sandbox,
         )
     for result in results:
         score = "-" if result.score is None else f"{result.score:g}/{result.max_score:g}"
         print(f"{result.student_id:<24} {score:>9}  {result.status:<16} {result.message}")
+        if result.review:
+            print(f"{'':<24} {'':>9}  {'review':<16} {result.review}")
     counts = Counter(result.status for result in results)
     print(", ".join(f"{count} {status}" for status, count in sorted(counts.items())) + f"; grades written to {arguments.out}")
     return 0

@@ -1,9 +1,10 @@
 """The course directory as nbgrader sees it, and how to call nbgrader on it.
 
 The repository root is nbgrader's course root (it holds ``nbgrader_config.py``):
-``solutions/<assignment>/`` is the source directory, ``exercises/<assignment>/`` the release
-directory; ``submitted/``, ``autograded/``, ``feedback/`` and ``gradebook.db`` appear when grading.
-Every nbgrader command runs as a subprocess in that root, so that it reads the course's config.
+``solutions/<assignment>/`` is the source directory (the notebook, its ``grading.yml`` and any data
+files), ``exercises/<assignment>/`` the release directory; ``submitted/``, ``autograded/``,
+``feedback/`` and ``gradebook.db`` appear when grading. Every nbgrader command runs as a
+subprocess in that root, so that it reads the course's config.
 """
 
 from __future__ import annotations
@@ -18,7 +19,13 @@ from pathlib import Path
 import yaml
 from traitlets.config.loader import PyFileConfigLoader
 
+from .policy import POLICY_FILE, GradingPolicy
+
 CONFIG_FILE = "nbgrader_config.py"
+# nbgrader's directories in the course root (its defaults, which nbgrader_config.py keeps).
+SUBMITTED, AUTOGRADED, FEEDBACK = "submitted", "autograded", "feedback"
+# nbgrader's markers around the hidden part of a test cell.
+BEGIN_HIDDEN_TESTS, END_HIDDEN_TESTS = "BEGIN HIDDEN TESTS", "END HIDDEN TESTS"
 
 
 class CourseError(RuntimeError):
@@ -49,6 +56,18 @@ class Course:
         return self.root / "exercises"
 
     @property
+    def submitted_directory(self) -> Path:
+        return self.root / SUBMITTED
+
+    @property
+    def autograded_directory(self) -> Path:
+        return self.root / AUTOGRADED
+
+    @property
+    def feedback_directory(self) -> Path:
+        return self.root / FEEDBACK
+
+    @property
     def default_db_url(self) -> str:
         return f"sqlite:///{self.root / 'gradebook.db'}"
 
@@ -74,6 +93,36 @@ class Course:
         self.check_assignment(assignment)
         return sorted((self.source_directory / assignment).glob("*.ipynb"))
 
+    def source_notebook(self, assignment: str, notebook_id: str) -> dict:
+        """The source notebook ``notebook_id`` (its name without ``.ipynb``) of ``assignment``, as JSON."""
+        return read_json_notebook(self.source_directory / assignment / f"{notebook_id}.ipynb")
+
+    @staticmethod
+    def test_cells(notebook: dict) -> dict[str, str]:
+        """grade_id → source of each test cell (nbgrader ``grade`` code cell) of a source notebook."""
+        return {
+            cell["metadata"]["nbgrader"]["grade_id"]: "".join(cell["source"])
+            for cell in notebook.get("cells", [])
+            if cell.get("cell_type") == "code" and cell.get("metadata", {}).get("nbgrader", {}).get("grade")
+        }
+
+    def policy(self, assignment: str) -> GradingPolicy:
+        """What the grader needs to know about ``assignment`` (``solutions/<assignment>/grading.yml``)."""
+        return GradingPolicy.from_file(self.source_directory / assignment / POLICY_FILE)
+
+    def data_files(self, assignment: str) -> list[Path]:
+        """The files ``assignment`` ships beside its notebook (shown to the kernel that grades it)."""
+        return sorted(
+            path for path in (self.source_directory / assignment).iterdir()
+            if path.is_file() and path.suffix != ".ipynb" and path.name != POLICY_FILE and not path.name.startswith(".")
+        )
+
+    def redacted_package(self, assignment: str, target: Path) -> Path:
+        """The course package without what ``assignment`` asks the learner to write, copied into ``target``."""
+        from .redaction import redacted_package
+
+        return redacted_package(self.policy(assignment).learner_writes, target)
+
     def repository(self) -> tuple[str, str]:
         """The book's repository URL and branch, from ``_config.yml``."""
         config = yaml.safe_load((self.root / "_config.yml").read_text(encoding="utf-8"))
@@ -86,7 +135,6 @@ class Course:
         self,
         *arguments: str,
         timeout: float | None = None,
-        preexec_fn=None,
         log_path: Path | None = None,
         environment: dict[str, str] | None = None,
     ) -> subprocess.CompletedProcess:
@@ -111,7 +159,6 @@ class Course:
                 stderr=subprocess.STDOUT,
                 text=True,
                 start_new_session=True,
-                preexec_fn=preexec_fn,
             )
             try:
                 output, _ = process.communicate(timeout=timeout)
@@ -132,6 +179,19 @@ class Course:
         if result.returncode != 0:
             raise CourseError(f"nbgrader {' '.join(arguments)} failed:\n{result.stdout[-4000:]}")
         return result.stdout
+
+
+def split_hidden_tests(source: str) -> tuple[str, str]:
+    """A test cell's source as (visible tests, hidden tests), without nbgrader's marker lines."""
+    visible, hidden, inside = [], [], False
+    for line in source.splitlines(keepends=True):
+        if BEGIN_HIDDEN_TESTS in line:
+            inside = True
+        elif END_HIDDEN_TESTS in line:
+            inside = False
+        else:
+            (hidden if inside else visible).append(line)
+    return "".join(visible), "".join(hidden)
 
 
 def read_json_notebook(path: Path) -> dict:

@@ -1,49 +1,229 @@
-"""nbgrader's notebook executor, made to finish a notebook whose kernel is lost.
+"""Executing a submission: its code in a sandbox, its hidden tests judged by the grader.
 
-nbgrader interrupts a cell that runs past the time limit and goes on, but when the kernel *dies*
-(``exit()``, ``os._exit``, a crash, memory exhausted) or stops answering, its executor raises and
-nbgrader records no grade at all, not even for the tests that passed before. This executor writes
-the failure into the cell where it happened, marks every later cell as not run, and lets nbgrader
-grade what there is. ``nbgrader_config.py`` puts it in place of nbgrader's ``Execute``; its
-settings (``Execute.timeout`` …) still apply, since it is a subclass.
+:class:`SandboxedExecute` takes the place of nbgrader's ``Execute`` in ``nbgrader autograde``
+(``nbgrader_config.py``). For each notebook it starts the runner
+(:mod:`transformer_course.grading.runner`) in a sandbox (:mod:`transformer_course.grading.sandbox`)
+and sends it the code cells one by one. A test cell's visible tests run in the kernel, as the
+learner saw them; its hidden tests (the part between nbgrader's markers, taken from the source
+notebook in ``solutions/``, never from the submission) run here, in the grader's process, asking
+the kernel questions through :mod:`transformer_course.grading.hidden`. A hidden test that fails
+adds its error to the cell's outputs, which is how nbgrader scores it: a test cell earns its
+points when its outputs hold no error.
+
+When the last cell has run, or the notebook's time is up, every process of the sandbox is killed;
+only then do nbgrader's later steps write the grades. A cell that runs too long is interrupted, a
+kernel that dies or runs out of memory is recorded in the cell where it happened, the cells after
+it are marked as not run, and the notebook is graded with what ran.
 """
 
 from __future__ import annotations
 
-from nbclient.exceptions import CellTimeoutError, DeadKernelError
+import contextlib
+import json
+import linecache
+import os
+import random
+import subprocess
+import tempfile
+import time
+import traceback
+import zlib
+from pathlib import Path
+from typing import Callable, Iterator
+
+import torch
 from nbformat import NotebookNode
 from nbformat.v4 import new_output
-from nbgrader.preprocessors import Execute
+from nbgrader.preprocessors import NbGraderPreprocessor
+from traitlets import Bool, Integer, Unicode
 
+from .course import Course, split_hidden_tests
+from .hidden import Learner, NoAnswer, answer_in_outputs, judging
+from .limits import GradingLimits
+from .runner import MAX_LINE, Reply, Runner
+from .sandbox import Cgroup, SandboxSpec, runner_command
+
+# The names of the errors this module writes into a cell; autograde reads the statuses from them.
 KERNEL_DIED = "DeadKernelError"
 KERNEL_UNRESPONSIVE = "KernelUnresponsiveError"
+MEMORY_LIMIT = "MemoryLimitError"
+CELL_TIMEOUT = "CellTimeoutError"
+NOTEBOOK_TIMEOUT = "NotebookTimeoutError"
 NOT_RUN = "KernelLostError"
 
 
-class ResilientExecute(Execute):
-    """Execute every cell; after the kernel is lost, record the loss instead of raising."""
+class Session:
+    """A running runner: execute cells until the kernel is lost, then say why for every later cell."""
 
-    def preprocess(self, nb, resources=None, km=None):
-        self.kernel_lost_at: int | None = None
-        return super().preprocess(nb, resources, km)
+    def __init__(self, runner: Runner, cgroup: Cgroup | None, limits: GradingLimits):
+        self.runner, self.cgroup, self.limits = runner, cgroup, limits
+        self.lost_in: str | None = None  # where the kernel was lost, once it is
+        self.deadline = time.monotonic() + limits.submission_timeout
+        self._output_left = limits.notebook_output_bytes
 
-    def preprocess_cell(self, cell: NotebookNode, resources, index: int):
+    def run_cell(self, cell: NotebookNode, code: str, label: str) -> bool:
+        """Execute ``code`` for ``cell``, putting its outputs there. Returns True if it ran without an error."""
+        if self.lost_in is not None:
+            cell.outputs = [_error(NOT_RUN, f"not run: the kernel was lost in {self.lost_in}")]
+            return False
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            self.lost_in = f"{label} (the notebook's time limit)"
+            cell.outputs = [_error(NOTEBOOK_TIMEOUT, f"not run: the notebook ran past its time limit of {self.limits.submission_timeout} s")]
+            return False
+        limit = min(self.limits.cell_output_bytes, self._output_left)
+        reply = self._execute(code, min(self.limits.cell_timeout, left), limit, answers=False)
+        cell.outputs = reply.outputs
+        cell.execution_count = reply.execution_count
+        self._output_left -= sum(len(json.dumps(output)) for output in reply.outputs)
+        problem = self._problem(reply, label)
+        if problem is not None:
+            cell.outputs.append(problem)
+        return not any(output.output_type == "error" for output in cell.outputs)
+
+    def ask(self, request: dict):
+        """Send a hidden test's request to the kernel and return its decoded answer."""
+        if self.lost_in is not None:
+            raise NoAnswer(f"the kernel was lost in {self.lost_in}")
+        code = f"__import__('transformer_course.grading.probe', fromlist=['answer']).answer({json.dumps(request)!r})"
+        reply = self._execute(code, min(self.limits.cell_timeout, max(1.0, self.deadline - time.monotonic())), MAX_LINE // 2, answers=True)
+        problem = self._problem(reply, "a hidden test")
+        if problem is not None:
+            raise NoAnswer(f"{problem.ename}: {problem.evalue}")
+        return answer_in_outputs(reply.outputs)
+
+    def _execute(self, code: str, timeout: float, output_limit: int, answers: bool) -> Reply:
+        kills_before = self.cgroup.out_of_memory_kills() if self.cgroup else 0
+        reply = self.runner.execute(code, timeout, output_limit, answers)
+        if self.cgroup is not None and self.cgroup.out_of_memory_kills() > kills_before:
+            reply.problem = "memory_died" if reply.problem == "kernel_died" else reply.problem or "memory"
+        return reply
+
+    def _problem(self, reply: Reply, label: str) -> NotebookNode | None:
+        """The error to record for ``reply``'s problem, if it had one; a lost kernel is remembered."""
+        limit = f"{self.limits.memory_limit_mb} MB"
+        if reply.problem is None:
+            return None
+        if reply.problem == "timeout":
+            return _error(CELL_TIMEOUT, f"interrupted after the time limit of {self.limits.cell_timeout} s per cell")
+        if reply.problem == "memory":
+            return _error(MEMORY_LIMIT, f"a process of this notebook was killed: together its processes used more than {limit}")
+        self.lost_in = label
+        if reply.problem == "memory_died":
+            return _error(MEMORY_LIMIT, f"the kernel was killed: the notebook's processes used more than {limit} together")
+        if reply.problem == "kernel_died":
+            detail = self.runner.stderr_tail().strip().splitlines()[-1:] if self.runner.process.poll() is not None else []
+            return _error(KERNEL_DIED, "the kernel died while this cell ran (exit(), a crash or the memory limit)"
+                          + (f"; {detail[0][:300]}" if detail else ""))
+        if reply.problem == "no_answer":
+            return _error(KERNEL_UNRESPONSIVE, "the kernel stopped responding while this cell ran")
+        return _error(KERNEL_UNRESPONSIVE, "the kernel's answer broke the grader's limits (too much output at once)")
+
+
+@contextlib.contextmanager
+def started(command: list[str], environment: dict[str, str], directory: Path, limits: GradingLimits,
+            cgroup_name: str | None = None) -> Iterator[Session]:
+    """Start the runner with ``command`` (in a cgroup of its own if ``cgroup_name``); kill all of it on exit."""
+    cgroup = Cgroup.create(cgroup_name, limits) if cgroup_name else None
+    if cgroup is not None:
+        command = cgroup.join_command() + command
+    process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               env=environment, cwd=directory, start_new_session=True)
+    try:
+        yield Session(Runner(process), cgroup, limits)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, 9)
+        if cgroup is not None:
+            cgroup.remove()
+        process.wait()
+        for stream in (process.stdin, process.stdout, process.stderr):
+            with contextlib.suppress(OSError):
+                stream.close()
+
+
+def execute_notebook(notebook: NotebookNode, session: Session, judge: Callable[[NotebookNode, str], None] | None = None) -> None:
+    """Run every code cell of ``notebook`` in ``session``; ``judge(cell, code)`` may replace how a cell runs."""
+    for index, cell in enumerate(notebook.cells):
         if cell.cell_type != "code":
-            return super().preprocess_cell(cell, resources, index)
-        if self.kernel_lost_at is not None:
-            cell.outputs = [_error(NOT_RUN, f"not run: the kernel was lost in cell {self.kernel_lost_at}")]
-            return cell, self.resources
+            continue
+        label = f"cell {cell.get('metadata', {}).get('nbgrader', {}).get('grade_id') or cell.get('id') or index}"
+        if judge is not None and judge(cell, label):
+            continue
+        session.run_cell(cell, cell.source, label)
+
+
+class SandboxedExecute(NbGraderPreprocessor):
+    """nbgrader's execution step: the learner's code in a sandbox, the hidden tests judged here."""
+
+    cell_timeout = Integer(GradingLimits.cell_timeout, help="seconds per cell before the kernel is interrupted").tag(config=True)
+    notebook_timeout = Integer(GradingLimits.submission_timeout, help="seconds for the whole notebook").tag(config=True)
+    memory_limit_mb = Integer(GradingLimits.memory_limit_mb, help="memory of all the submission's processes together").tag(config=True)
+    max_processes = Integer(GradingLimits.max_processes, help="processes and threads of the submission").tag(config=True)
+    threads = Integer(GradingLimits.threads, help="PyTorch threads of the kernel and of the hidden tests").tag(config=True)
+    sandbox = Bool(True, help="run the kernel in bubblewrap's sandbox (False: as a plain process)").tag(config=True)
+    package_directory = Unicode("", help="the redacted course package to show the kernel (made here if empty)").tag(config=True)
+    cgroup_prefix = Unicode("", help="name prefix of the cgroup made for the submission (empty: no cgroup)").tag(config=True)
+
+    def preprocess(self, nb: NotebookNode, resources: dict) -> tuple[NotebookNode, dict]:
+        course = Course(Path.cwd())  # nbgrader runs in the course root
+        assignment, student, notebook_id = (resources["nbgrader"][key] for key in ("assignment", "student", "notebook"))
+        limits = GradingLimits(self.cell_timeout, self.notebook_timeout, self.memory_limit_mb, self.max_processes, self.threads)
+        policy = course.policy(assignment)
+        source = course.source_notebook(assignment, notebook_id)
+        hidden = {grade_id: split_hidden_tests(text) for grade_id, text in course.test_cells(source).items()}
+        torch.set_num_threads(self.threads)
+        with tempfile.TemporaryDirectory(prefix="sandbox-") as scratch:
+            package = Path(self.package_directory) if self.package_directory else course.redacted_package(assignment, Path(scratch) / "package")
+            spec = SandboxSpec(
+                package_directory=package,
+                notebook=course.submitted_directory / student / assignment / f"{notebook_id}.ipynb",
+                data_files=tuple(course.data_files(assignment)),
+                hidden=(course.root,),
+                limits=limits,
+                sandbox=self.sandbox,
+            )
+            command, environment, directory = runner_command(spec, Path(scratch))
+            cgroup_name = f"{self.cgroup_prefix}-{student}"[:200] if self.cgroup_prefix else None
+            with started(command, environment, directory, limits, cgroup_name) as session:
+
+                def judge(cell: NotebookNode, label: str) -> bool:
+                    grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+                    if grade_id not in hidden:
+                        return False
+                    visible, hidden_code = hidden[grade_id]
+                    if session.run_cell(cell, visible, label) and hidden_code:
+                        failure = run_hidden_tests(hidden_code, f"{assignment}/{grade_id}", Learner(session.ask, policy.library_implementations))
+                        if failure is not None:
+                            cell.outputs.append(failure)
+                    return True
+
+                execute_notebook(nb, session, judge)
+        return nb, resources
+
+
+def run_hidden_tests(code: str, name: str, learner: Learner) -> NotebookNode | None:
+    """Run a cell's hidden tests in this process against ``learner``; the error output if one fails.
+
+    The tests draw their random inputs from a generator seeded by ``name``, so that grading again
+    asks the same questions.
+    """
+    filename = f"<hidden tests of {name}>"
+    linecache.cache[filename] = (len(code), None, code.splitlines(keepends=True), filename)  # for inspect.getsource
+    seed = zlib.crc32(name.encode("utf-8"))
+    random.seed(seed)
+    with torch.random.fork_rng(devices=[]), judging(learner):
+        torch.manual_seed(seed)
         try:
-            return super().preprocess_cell(cell, resources, index)
-        except DeadKernelError:
-            failure = _error(KERNEL_DIED, "the kernel died while this cell ran (exit(), a crash or the memory limit)")
-        except CellTimeoutError:
-            failure = _error(KERNEL_UNRESPONSIVE, "the kernel stopped responding while this cell ran")
-        self.log.error("Kernel lost in cell %d", index)
-        self.kernel_lost_at = index
-        cell.outputs.append(failure)
-        return cell, self.resources
+            exec(compile(code, filename, "exec"), {"__name__": "__hidden_tests__"})
+        except Exception as error:  # a failing check, or the learner's error re-raised: the test fails
+            frames = [frame for frame in traceback.extract_tb(error.__traceback__) if frame.filename == filename]
+            lines = ["Hidden test failed"] + [f"  line {frame.lineno}: {frame.line}" for frame in frames[-2:]]
+            message = str(error) or "(no message)"
+            return _error(type(error).__name__, message, lines + [f"{type(error).__name__}: {message}"])
+    return None
 
 
-def _error(name: str, message: str) -> NotebookNode:
-    return new_output("error", ename=name, evalue=message, traceback=[f"{name}: {message}"])
+def _error(name: str, message: str, lines: list[str] | None = None) -> NotebookNode:
+    return new_output("error", ename=name, evalue=message, traceback=lines or [f"{name}: {message}"])
+

@@ -1,0 +1,46 @@
+"""Which scores in the gradebook the grader trusts: its own, and those an instructor saved.
+
+nbgrader keeps two scores per test cell: ``auto_score``, which autograde writes, and
+``manual_score``, which an instructor enters in formgrader and which then counts instead. When an
+instructor saves a manual score, formgrader marks the cell as reviewed (``needs_manual_grade`` is
+False). A manual score still marked as needing review was not saved by an instructor: one left by
+a submission that reached the gradebook while it ran (before grading was sandboxed) is of that
+kind. So before a submission is graded again, :func:`remove_unreviewed_manual_scores` deletes
+those, and :class:`SaveAutoGradesKeepingReviews` keeps an instructor's reviewed score reviewed
+(nbgrader's own step would mark it as needing review again, and the next run would delete it).
+"""
+
+from __future__ import annotations
+
+from nbgrader.api import Gradebook, MissingEntry
+from nbgrader.preprocessors import SaveAutoGrades
+
+
+def remove_unreviewed_manual_scores(db_url: str, course_id: str, assignment: str, student: str) -> list[str]:
+    """Delete the manual scores of ``student``'s submission that no instructor reviewed; describe each."""
+    removed = []
+    with Gradebook(db_url, course_id=course_id) as gradebook:
+        try:
+            submission = gradebook.find_submission(assignment, student)
+        except MissingEntry:
+            return []
+        for notebook in submission.notebooks:
+            for grade in notebook.grades:
+                if grade.manual_score is not None and grade.needs_manual_grade:
+                    removed.append(f"{grade.name}: removed a manual score of {grade.manual_score:g} that no instructor saved")
+                    grade.manual_score = None
+                    grade.extra_credit = None
+        gradebook.db.commit()
+    return removed
+
+
+class SaveAutoGradesKeepingReviews(SaveAutoGrades):
+    """nbgrader's SaveAutoGrades, except that a manual score an instructor reviewed stays reviewed."""
+
+    def _add_score(self, cell, resources) -> None:
+        grade = self.gradebook.find_grade(cell.metadata["nbgrader"]["grade_id"], self.notebook_id, self.assignment_id, self.student_id)
+        reviewed = grade.manual_score is not None and not grade.needs_manual_grade
+        super()._add_score(cell, resources)
+        if reviewed:
+            grade.needs_manual_grade = False
+            self.gradebook.db.commit()

@@ -1,0 +1,291 @@
+"""The sandbox one submission's code runs in: bubblewrap for what it can see, cgroups for what it can use.
+
+Bubblewrap (``bwrap``, https://github.com/containers/bubblewrap) starts the runner
+(:mod:`transformer_course.grading.runner`) and its kernel in new namespaces:
+
+* **files**: the Python environment read-only; the course package in a copy that lacks what the
+  assignment asks the learner to write (:mod:`transformer_course.grading.redaction`), mounted where
+  Python finds it first, while every other copy of the package and the course directory are hidden
+  under empty directories; a private ``/tmp``; a working directory ``/submission`` holding the
+  submission's notebook (read-only) and the assignment's data files. Nothing of the course
+  (solutions, submissions, the gradebook, feedback) and no other submission is there;
+* **processes**: a PID namespace of its own, so the grader's processes are invisible and, when the
+  sandbox ends, everything the submission started ends with it (``--die-with-parent`` too);
+* **network**: none, only a loopback of its own (the kernel talks to the runner over it);
+* **user**: an unprivileged user (nobody, 65534) with no capabilities.
+
+Limits hold for the sandbox as a whole: memory across all its processes and the number of its
+processes (or threads) are set on a cgroup of its own (cgroup v1's memory and pids controllers,
+or cgroup v2), and every process is also refused more than the memory limit of address space.
+Where no cgroup can be made, the memory limit holds per process only, and autograde says so.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import sysconfig
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+from .limits import GradingLimits
+
+WORKING_DIRECTORY = "/submission"  # the kernel's working directory inside the sandbox
+PACKAGE_DIRECTORY = "/opt/transformer-course"  # where the redacted course package is mounted
+SANDBOX_USER = 65534  # nobody
+CGROUP_ROOT = Path("/sys/fs/cgroup")
+
+
+class SandboxUnavailable(RuntimeError):
+    """Bubblewrap is missing or cannot create its namespaces here."""
+
+
+def check_bubblewrap() -> None:
+    """Raise :class:`SandboxUnavailable` unless ``bwrap`` is installed and can start a sandbox."""
+    if shutil.which("bwrap") is None:
+        raise SandboxUnavailable(
+            "bubblewrap is not installed: autograde runs every submission in its sandbox "
+            "(Debian/Ubuntu: apt-get install bubblewrap); --no-sandbox grades without it and gives up its protection"
+        )
+    probe = subprocess.run(
+        ["bwrap", "--unshare-all", "--uid", str(SANDBOX_USER), "--gid", str(SANDBOX_USER), "--ro-bind", "/", "/", "true"],
+        capture_output=True, text=True, timeout=60,
+    )
+    if probe.returncode != 0:
+        raise SandboxUnavailable(f"bubblewrap cannot create a sandbox here: {probe.stderr.strip()[:300]}")
+
+
+# ----------------------------------------------------------------------------- limits
+
+
+@dataclass
+class Cgroup:
+    """A cgroup (v1: one per controller; v2: one) holding every process of one sandbox."""
+
+    directories: tuple[Path, ...]
+    version: int
+
+    @staticmethod
+    def create(name: str, limits: GradingLimits) -> "Cgroup | None":
+        """A fresh cgroup ``name`` with the memory and process limits, or None where none can be made."""
+        v1 = (CGROUP_ROOT / "memory", CGROUP_ROOT / "pids")
+        if all((controller / "cgroup.procs").is_file() and os.access(controller, os.W_OK) for controller in v1):
+            directories = tuple(controller / name for controller in v1)
+            settings = {"memory.limit_in_bytes": limits.memory_limit_mb * 2**20, "pids.max": limits.max_processes}
+            return Cgroup._made(directories, settings, 1)
+        own = _own_cgroup_v2()
+        if own is not None and {"memory", "pids"} <= set((own / "cgroup.subtree_control").read_text().split()):
+            settings = {"memory.max": limits.memory_limit_mb * 2**20, "memory.swap.max": 0, "pids.max": limits.max_processes}
+            return Cgroup._made((own / name,), settings, 2)
+        return None
+
+    @staticmethod
+    def _made(directories: tuple[Path, ...], settings: dict[str, int], version: int) -> "Cgroup | None":
+        try:
+            for directory in directories:
+                directory.mkdir()
+            for setting, value in settings.items():
+                for directory in directories:
+                    if (directory / setting).exists():
+                        (directory / setting).write_text(str(value))
+        except OSError:
+            Cgroup(directories, version).remove()
+            return None
+        return Cgroup(directories, version)
+
+    def join_command(self) -> list[str]:
+        """A command prefix that moves the command into this cgroup before it starts (children inherit it)."""
+        moves = "; ".join(f'echo $$ > "{directory / "cgroup.procs"}"' for directory in self.directories)
+        return ["sh", "-c", f'{moves} && exec "$@"', "sh"]
+
+    def out_of_memory_kills(self) -> int:
+        """How many processes of this cgroup the kernel has killed for want of memory."""
+        kills = 0
+        for directory in self.directories:
+            for name in ("memory.oom_control", "memory.events"):
+                try:
+                    for line in (directory / name).read_text().splitlines():
+                        key, _, value = line.partition(" ")
+                        if key == "oom_kill":
+                            kills += int(value)
+                except (OSError, ValueError):
+                    continue
+        return kills
+
+    def kill_all(self) -> None:
+        """SIGKILL every process still in the cgroup, until none is left (a few seconds at most)."""
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            pids = self._pids()
+            if not pids:
+                return
+            for pid in pids:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            time.sleep(0.05)
+
+    def remove(self) -> None:
+        """Kill what is left and delete the cgroup."""
+        self.kill_all()
+        for directory in self.directories:
+            for _ in range(50):
+                try:
+                    directory.rmdir()
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    time.sleep(0.1)
+
+    def _pids(self) -> list[int]:
+        pids = set()
+        for directory in self.directories:
+            try:
+                pids.update(int(pid) for pid in (directory / "cgroup.procs").read_text().split())
+            except (OSError, ValueError):
+                continue
+        return sorted(pids)
+
+
+def _own_cgroup_v2() -> Path | None:
+    """This process's cgroup on a cgroup v2 hierarchy, if it is there and writable."""
+    try:
+        for line in Path("/proc/self/cgroup").read_text().splitlines():
+            if line.startswith("0::"):
+                path = CGROUP_ROOT / line[3:].lstrip("/")
+                if (path / "cgroup.subtree_control").is_file() and os.access(path, os.W_OK):
+                    return path
+    except OSError:
+        pass
+    return None
+
+
+def new_cgroup_name(label: str) -> str:
+    """A cgroup name unique to one sandbox of this run."""
+    safe = "".join(character if character.isalnum() or character in "-_" else "_" for character in label)[:60]
+    return f"transformer-course-{safe}-{uuid.uuid4().hex[:8]}"
+
+
+# ----------------------------------------------------------------------------- the runner's command
+
+
+@dataclass
+class SandboxSpec:
+    """Where one submission's runner starts and what it may see.
+
+    Attributes:
+        package_directory: the redacted copy of the course package (holding ``transformer_course/``).
+        notebook: the submission's notebook, shown read-only in the working directory.
+        data_files: files the assignment ships, shown read-only beside it.
+        hidden: paths that must not be visible (the course root); each is covered by an empty directory
+            where it lies inside something mounted.
+        limits: memory, processes and threads.
+        sandbox: False runs the runner as a plain process (``--no-sandbox``): no bubblewrap at all.
+    """
+
+    package_directory: Path
+    notebook: Path
+    data_files: tuple[Path, ...]
+    hidden: tuple[Path, ...]
+    limits: GradingLimits
+    sandbox: bool = True
+
+
+def runner_command(spec: SandboxSpec, scratch: Path) -> tuple[list[str], dict[str, str], Path]:
+    """The command that starts the runner for ``spec``, its environment and working directory.
+
+    ``scratch`` is a private directory of the grader; without the sandbox the runner works there.
+    """
+    memory = spec.limits.memory_limit_mb * 2**20
+    runner = [sys.executable, "-m", "transformer_course.grading.runner"]
+    prlimit = ["prlimit", f"--as={memory}", "--"] if shutil.which("prlimit") else []
+    settings = {
+        "PYTHONPATH": PACKAGE_DIRECTORY if spec.sandbox else str(spec.package_directory),
+        "PYTHONNOUSERSITE": "1",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "NBGRADER_EXECUTION": "autograde",
+        "OMP_NUM_THREADS": str(spec.limits.threads),
+        "MKL_NUM_THREADS": str(spec.limits.threads),
+    }
+    if not spec.sandbox:
+        work = scratch / "work"
+        work.mkdir(parents=True, exist_ok=True)
+        for path in (spec.notebook, *spec.data_files):
+            shutil.copy(path, work / path.name)
+        return prlimit + runner, dict(os.environ, **settings), work
+    home = "/tmp/home"
+    environment = {
+        "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin",
+        "HOME": home,
+        "IPYTHONDIR": f"{home}/.ipython",
+        "MPLCONFIGDIR": f"{home}/.matplotlib",
+        "JUPYTER_RUNTIME_DIR": f"{home}/.jupyter-runtime",
+        "XDG_CACHE_HOME": f"{home}/.cache",
+        "LANG": "C.UTF-8",
+        **settings,
+    }
+    command = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+               "--uid", str(SANDBOX_USER), "--gid", str(SANDBOX_USER), "--hostname", "sandbox", "--clearenv"]
+    for name, value in environment.items():
+        command += ["--setenv", name, value]
+    command += _system_mounts()
+    mounted = _python_trees()
+    for tree in mounted:
+        command += ["--ro-bind", str(tree), str(tree)]
+    for covered in _covered(mounted, spec.hidden):
+        command += ["--tmpfs", str(covered)]
+    command += ["--ro-bind", str(spec.package_directory), PACKAGE_DIRECTORY,
+                "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--dir", home,
+                "--tmpfs", WORKING_DIRECTORY]
+    for path in (spec.notebook, *spec.data_files):
+        command += ["--ro-bind", str(path), f"{WORKING_DIRECTORY}/{path.name}"]
+    command += ["--chdir", WORKING_DIRECTORY, "--", *runner]
+    return prlimit + command, {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}, scratch
+
+
+def _system_mounts() -> list[str]:
+    """/usr read-only, and /bin, /lib... as on the host (symbolic links into /usr on merged-/usr systems)."""
+    arguments = ["--ro-bind", "/usr", "/usr"]
+    for name in ("bin", "sbin", "lib", "lib32", "lib64"):
+        path = Path("/") / name
+        if path.is_symlink():
+            arguments += ["--symlink", os.readlink(path), str(path)]
+        elif path.is_dir():
+            arguments += ["--ro-bind", str(path), str(path)]
+    for name in ("/etc/ld.so.cache", "/etc/alternatives", "/etc/fonts"):
+        if Path(name).exists():
+            arguments += ["--ro-bind", name, name]
+    return arguments
+
+
+def _python_trees() -> list[Path]:
+    """The directories Python needs, outside /usr: the environment, its base installation, the interpreter."""
+    candidates = {Path(path).resolve() for path in (sys.prefix, sys.base_prefix, Path(sys.executable).resolve().parent.parent,
+                                                      sysconfig.get_paths()["purelib"])}
+    trees: list[Path] = []
+    for path in sorted(candidates, key=lambda path: len(path.parts)):
+        if path.parts[:2] != ("/", "usr") and not any(tree == path or tree in path.parents for tree in trees):
+            trees.append(path)
+    return trees
+
+
+def _covered(mounted: list[Path], hidden: tuple[Path, ...]) -> list[Path]:
+    """The hidden paths, and every other installed copy of the course package, that lie inside a mounted tree."""
+    candidates = [Path(path).resolve() for path in hidden]
+    for entry in sys.path:
+        package = Path(entry or ".").resolve() / "transformer_course"
+        if package.is_dir():
+            candidates.append(package)
+    roots = [*mounted, Path("/usr")]
+    covered = []
+    for path in candidates:
+        if any(root in path.parents for root in roots) and path not in covered:
+            covered.append(path)
+    return covered
