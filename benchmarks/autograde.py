@@ -1,8 +1,10 @@
-"""Benchmark: how fast a class is graded, one submission at a time and in parallel.
+"""Benchmark: how fast a class is graded, with the sandbox and without, one job and one per core.
 
-Grades N copies of an assignment's solution notebook (default: 20 copies of assignment 1) with
-``--jobs 1`` and with the default (one job per CPU core), each into a fresh scratch course and
-gradebook, and prints seconds per submission and the speed-up.
+Grades N copies of an assignment's solution notebook (default: 20 copies of assignment 1) four
+times, each into a fresh scratch course and gradebook: with bubblewrap's sandbox and with
+``--no-sandbox``, with ``--jobs 1`` and with one job per CPU core. Prints seconds per submission,
+the parallel speed-up of each mode and the cost of the sandbox (its time over the unsandboxed time
+for the same number of jobs), all taken in the same run.
 
     python benchmarks/autograde.py [--assignment 01-attention] [--copies 20]
 """
@@ -13,7 +15,6 @@ import argparse
 import json
 import os
 import platform
-import shutil
 import sys
 import tempfile
 import time
@@ -22,28 +23,23 @@ from pathlib import Path
 import torch
 
 from transformer_course.grading.autograde import autograde
-from transformer_course.grading.course import Course
+from transformer_course.grading.course import copy_course
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 
 
-def grade_class(assignment: str, copies: int, jobs: int | None) -> tuple[float, list]:
+def grade_class(assignment: str, copies: int, jobs: int | None, sandbox: bool) -> tuple[float, list]:
     """Seconds to grade ``copies`` solution submissions, and the results."""
     with tempfile.TemporaryDirectory(prefix="autograde-benchmark-") as scratch:
-        root = Path(scratch) / "course"
-        root.mkdir()
-        for name in ("solutions", "nbgrader_config.py", "_config.yml"):
-            source = REPOSITORY / name
-            (shutil.copytree if source.is_dir() else shutil.copyfile)(source, root / name)
-        course = Course(root)
+        course = copy_course(REPOSITORY, Path(scratch) / "course")
         (notebook,) = course.source_notebooks(assignment)
-        solution = json.loads(notebook.read_text(encoding="utf-8"))
+        solution = notebook.read_text(encoding="utf-8")
         submissions = Path(scratch) / "submissions"
         for index in range(copies):
             (submissions / f"student-{index:03d}").mkdir(parents=True)
-            (submissions / f"student-{index:03d}" / notebook.name).write_text(json.dumps(solution), encoding="utf-8")
+            (submissions / f"student-{index:03d}" / notebook.name).write_text(solution, encoding="utf-8")
         start = time.perf_counter()
-        results = autograde(course, assignment, submissions, jobs=jobs)
+        results = autograde(course, assignment, submissions, jobs=jobs, sandbox=sandbox)
         return time.perf_counter() - start, results
 
 
@@ -67,16 +63,19 @@ def main() -> None:
     print(f"machine: {cpu_model()}, {cores} cores; Python {platform.python_version()}, torch {torch.__version__}")
     print(f"load average before: {' '.join(f'{load:.2f}' for load in os.getloadavg())}")
     print(f"grading {arguments.copies} copies of the {arguments.assignment} solution\n")
-    rows = []
-    for jobs in (1, None):
-        seconds, results = grade_class(arguments.assignment, arguments.copies, jobs)
-        full_marks = sum(result.score == result.max_score for result in results)
-        if full_marks != arguments.copies:
-            sys.exit(f"only {full_marks} of {arguments.copies} solutions scored full marks: {results[0]}")
-        rows.append((jobs or cores, seconds))
-    print(f"{'jobs':>6} {'total s':>9} {'s / submission':>15} {'speed-up':>9}")
-    for jobs, seconds in rows:
-        print(f"{jobs:>6} {seconds:>9.1f} {seconds / arguments.copies:>15.2f} {rows[0][1] / seconds:>8.2f}x")
+    seconds = {}
+    for sandbox in (True, False):
+        for jobs in (1, cores):
+            elapsed, results = grade_class(arguments.assignment, arguments.copies, jobs, sandbox)
+            full_marks = sum(result.score == result.max_score for result in results)
+            if full_marks != arguments.copies:
+                sys.exit(f"only {full_marks} of {arguments.copies} solutions scored full marks: {json.dumps(str(results[0]))}")
+            seconds[sandbox, jobs] = elapsed
+    print(f"{'sandbox':>8} {'jobs':>5} {'total s':>8} {'s / submission':>15} {'speed-up':>9} {'sandbox cost':>13}")
+    for (sandbox, jobs), elapsed in seconds.items():
+        speed_up = seconds[sandbox, 1] / elapsed
+        cost = f"{elapsed / seconds[False, jobs]:.2f}x" if sandbox else ""
+        print(f"{'on' if sandbox else 'off':>8} {jobs:>5} {elapsed:>8.1f} {elapsed / arguments.copies:>15.2f} {speed_up:>8.2f}x {cost:>13}")
     print(f"\nload average after: {' '.join(f'{load:.2f}' for load in os.getloadavg())}")
 
 

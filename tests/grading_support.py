@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import copy
 import json
-import shutil
 from pathlib import Path
 
+from transformer_course.grading import course as course_directory
 from transformer_course.grading.autograde import GradingLimits, SubmissionResult, autograde
 from transformer_course.grading.course import Course
 
 REPOSITORY = Path(__file__).resolve().parents[1]
-COURSE_FILES = ("solutions", "exercises", "nbgrader_config.py", "_config.yml")
 
 # Limits small enough that broken submissions fail fast in tests.
 TEST_LIMITS = GradingLimits(cell_timeout=10, submission_timeout=300, memory_limit_mb=3072)
@@ -21,14 +20,7 @@ CLASS_LIMITS = GradingLimits(cell_timeout=GradingLimits.cell_timeout, submission
 
 def copy_course(target: Path) -> Course:
     """A copy of the repository's course files in ``target`` (grading writes into its root)."""
-    target.mkdir(parents=True, exist_ok=True)
-    for name in COURSE_FILES:
-        source = REPOSITORY / name
-        if source.is_dir():
-            shutil.copytree(source, target / name)
-        else:
-            shutil.copyfile(source, target / name)
-    return Course(target)
+    return course_directory.copy_course(REPOSITORY, target)
 
 
 def assignments() -> list[str]:

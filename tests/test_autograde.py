@@ -121,6 +121,9 @@ def _broken_class() -> dict:
         "patches-comparisons": with_appended_code(
             solution, "project-qkv", "torch.testing.assert_close = lambda *args, **kwargs: None\n"
         ),
+        "uses-torch-softmax": with_appended_code(
+            solution, "softmax", "def softmax(scores):\n    return torch.softmax(scores, dim=-1)\n"
+        ),
     }
 
 
@@ -205,9 +208,31 @@ def test_handing_in_the_reference_implementation_fails_the_hidden_test(course, b
         assert test_softmax.score == test_softmax.max_score  # the learner's own parts still earn their points
 
 
-def test_patching_the_comparison_helpers_fails_every_hidden_test_after_it(broken_class):
+def test_patching_the_kernels_comparisons_changes_no_verdict_and_is_reported(broken_class):
     result = broken_class[0]["patches-comparisons"]
-    assert result.status == "graded" and result.score == 0  # the canary trips in every test cell
+    assert result.status == "graded" and result.score == result.max_score  # the hidden tests compare in the grader
+    assert result.review == "cell project-qkv: changes a library (torch.testing.assert_close)"
+
+
+def test_handing_in_the_reference_is_reported_for_review(broken_class):
+    assert "cell attention: uses the library's own scaled_dot_product_attention" in broken_class[0]["calls-the-reference"].review
+
+
+def test_a_library_softmax_is_switched_off_while_graded_and_reported(course, broken_class):
+    result = broken_class[0]["uses-torch-softmax"]
+    assert "cell softmax: uses the library's own softmax" in result.review
+    with Gradebook(course.default_db_url, course_id=course.course_id) as gradebook:
+        assert gradebook.find_grade("test-softmax", "attention", FIRST, "uses-torch-softmax").score == 0
+
+
+def test_an_honest_solution_has_nothing_to_review(broken_class):
+    assert broken_class[0]["solution"].review == ""
+
+
+def test_the_review_is_shown_at_the_top_of_the_feedback_page(course, broken_class):
+    page = (course.root / "feedback" / "uses-torch-softmax" / FIRST / "attention.html").read_text(encoding="utf-8")
+    assert "For the instructor&#x27;s review" in page or "For the instructor's review" in page
+    assert page.index("uses the library&#x27;s own softmax") < page.index("Assignment 1")
 
 
 def test_grades_csv_has_one_row_per_student_with_the_documented_columns(broken_class):

@@ -85,25 +85,15 @@ def run_answer_cells(path):
 '''
 
 
-def test_a_blank_notebook_cannot_run_the_solutions_it_finds_above_its_directory(course, tmp_path):
-    steal = FIND_COURSE + "for root in course_roots():\n    run_answer_cells(root / 'solutions' / '01-attention' / 'attention.ipynb')\n"
-    results = grade(course, FIRST, write_submissions(tmp_path, FIRST, {"thief": blank_with_cell(steal, drop_answers=True)}), LIMITS)
-    assert results["thief"].score == 0, results["thief"]
-
-
-def test_a_blank_notebook_cannot_copy_another_students_submission(course, tmp_path):
-    copy_others = (
-        FIND_COURSE
-        + "for root in course_roots():\n"
-        + "    for path in sorted((root / 'submitted').glob('*/01-attention/attention.ipynb')):\n"
-        + "        run_answer_cells(path)\n"
-    )
-    submissions = {"honest": solution_notebook(FIRST), "copier": blank_with_cell(copy_others, drop_answers=True)}
-    results = grade(course, FIRST, write_submissions(tmp_path, FIRST, submissions), LIMITS, jobs=1)
-    assert results["honest"].score == results["honest"].max_score
-    assert results["copier"].score == 0, results["copier"]
-
-
+STEAL_SOLUTIONS = FIND_COURSE + (
+    "for root in course_roots():\n"
+    "    run_answer_cells(root / 'solutions' / '01-attention' / 'attention.ipynb')\n"
+)
+COPY_OTHERS = FIND_COURSE + (
+    "for root in course_roots():\n"
+    "    for path in sorted((root / 'submitted').glob('*/01-attention/attention.ipynb')):\n"
+    "        run_answer_cells(path)\n"
+)
 TAMPER_WITH_GRADEBOOK = FIND_COURSE + '''
 import sqlite3
 for root in course_roots():
@@ -115,14 +105,317 @@ for root in course_roots():
 '''
 
 
-def test_a_notebook_cannot_write_its_score_into_the_gradebook_in_this_run_or_the_next(course, tmp_path):
-    submissions = write_submissions(tmp_path, FIRST, {"forger": blank_with_cell(TAMPER_WITH_GRADEBOOK)})
-    first = grade(course, FIRST, submissions, LIMITS)
-    second = grade(course, FIRST, submissions, LIMITS)
-    assert first["forger"].score == 0 and second["forger"].score == 0
+LINGER = FIND_COURSE + '''
+import os, sys
+targets = [str(path) for root in course_roots() for path in (root / "grades.csv", root.parent / "grades.csv")]
+# Rewrite the grades whenever the grader writes them, for two minutes.
+watch = (
+    "import pathlib, time  # LINGERING-ATTACKER\\n"
+    f"targets = {targets!r}\\n"
+    "for _ in range(1200):\\n"
+    "    for target in map(pathlib.Path, targets):\\n"
+    "        try:\\n"
+    "            if target.exists() and 'lingerer,999' not in target.read_text():\\n"
+    "                target.write_text('student_id,score\\\\nlingerer,999\\\\n')\\n"
+    "        except OSError:\\n"
+    "            pass\\n"
+    "    time.sleep(0.1)\\n"
+)
+if os.fork() == 0:  # a grandchild in a session of its own, which a process-group kill does not reach
+    os.setsid()
+    if os.fork() == 0:
+        os.execv(sys.executable, [sys.executable, "-c", watch])
+    os._exit(0)
+'''
+
+
+# Four ways to hand in the course package's own attention, each of which once survived the switch-off.
+DELEGATIONS = {
+    "reloads-the-module": (
+        "import importlib, transformer_course.attention\n"
+        "def attention(query, key, value, mask=None, scale=True):\n"
+        "    module = importlib.reload(transformer_course.attention)\n"
+        "    if not scale:\n"
+        "        query = query * query.size(-1) ** 0.5\n"
+        "    return module.scaled_dot_product_attention(query, key, value, mask)\n"
+    ),
+    "clones-the-function": (
+        "import types, transformer_course.attention as reference\n"
+        "_original = reference.scaled_dot_product_attention\n"
+        "_clone = types.FunctionType(_original.__code__, _original.__globals__, 'clone', _original.__defaults__)\n"
+        "def attention(query, key, value, mask=None, scale=True):\n"
+        "    if not scale:\n"
+        "        query = query * query.size(-1) ** 0.5\n"
+        "    return _clone(query, key, value, mask)\n"
+    ),
+    "loads-a-pristine-copy": (
+        "from transformer_course.grading import safeguards\n"
+        "def attention(query, key, value, mask=None, scale=True):\n"
+        "    reference = safeguards.pristine('transformer_course.attention').scaled_dot_product_attention\n"
+        "    if not scale:\n"
+        "        query = query * query.size(-1) ** 0.5\n"
+        "    return reference(query, key, value, mask)\n"
+    ),
+    "executes-the-source": (
+        "import inspect, transformer_course.attention\n"
+        "_namespace = {}\n"
+        "exec(inspect.getsource(transformer_course.attention).replace('from .masks', 'from transformer_course.masks'), _namespace)\n"
+        "def attention(query, key, value, mask=None, scale=True):\n"
+        "    if not scale:\n"
+        "        query = query * query.size(-1) ** 0.5\n"
+        "    return _namespace['scaled_dot_product_attention'](query, key, value, mask)\n"
+    ),
+}
+
+
+# A softmax that passes the visible tests but overflows on large scores, which a hidden test catches.
+NAIVE_SOFTMAX = (
+    "def softmax(scores):\n"
+    "    exponentials = scores.exp()\n"
+    "    return exponentials / exponentials.sum(dim=-1, keepdim=True)\n"
+)
+
+# Code that runs in the kernel before the hidden tests, meant to make them pass whatever the answer.
+VACUOUS = {
+    "input-transformer": (
+        "def _without_hidden_tests(lines):\n"
+        "    text = ''.join(lines)\n"
+        "    return [text.split('import importlib')[0]] if 'safeguards' in text else lines\n"
+        "get_ipython().input_transformers_cleanup.append(_without_hidden_tests)\n"
+    ),
+    "custom-exception-handler": "get_ipython().set_custom_exc((Exception,), lambda *args, **kwargs: None)\n",
+    "tracing-hook": (
+        "import linecache, sys\n"
+        "def _skip_checks(frame, event, argument):\n"
+        "    if event == 'line' and frame.f_code.co_name in ('hidden_tests', 'assert_close'):\n"
+        "        line = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()\n"
+        "        if line.startswith(('assert ', 'safeguards.assert_close(', 'if not difference')):\n"
+        "            try:\n"
+        "                frame.f_lineno += 1\n"
+        "            except ValueError:\n"
+        "                pass\n"
+        "    return _skip_checks\n"
+        "sys.settrace(_skip_checks)\n"
+    ),
+    "patched-reload": (
+        "import importlib, types\n"
+        "_fake = types.SimpleNamespace(\n"
+        "    check_comparisons_are_trustworthy=lambda: None,\n"
+        "    run_isolated=lambda namespace: (lambda function: None),\n"
+        "    assert_close=lambda *args, **kwargs: None,\n"
+        ")\n"
+        "importlib.reload = lambda module: _fake\n"
+    ),
+    "lying-tensor": (
+        "class _Agreeable(torch.Tensor):\n"
+        "    @classmethod\n"
+        "    def __torch_function__(cls, function, types, args=(), kwargs=None):\n"
+        "        result = super().__torch_function__(function, types, args, kwargs or {})\n"
+        "        name = getattr(function, '__name__', '')\n"
+        "        if name in ('sub', '__sub__', '__rsub__', 'nan_to_num'):\n"
+        "            return torch.zeros_like(torch.Tensor(result)) if isinstance(result, torch.Tensor) else result\n"
+        "        if name in ('isfinite', 'isclose', 'eq', '__eq__', 'allclose', 'equal', 'all'):\n"
+        "            return torch.ones_like(torch.Tensor(result), dtype=torch.bool) if isinstance(result, torch.Tensor) else True\n"
+        "        return result\n"
+        "_naive_softmax = softmax\n"
+        "def softmax(scores):\n"
+        "    return _naive_softmax(scores).as_subclass(_Agreeable)\n"
+    ),
+}
+
+
+TWO_CHILDREN = '''
+import subprocess, sys
+hold = "import time; block = b'x' * (1200 * 2**20); time.sleep(4); print('held', flush=True)"
+children = [subprocess.Popen([sys.executable, "-c", hold]) for _ in range(2)]
+print("exit codes", [child.wait() for child in children])
+'''
+
+
+FLOOD = "print('x' * 100_000_000)\n"
+
+
+FORK_BOMB = '''
+import subprocess
+started = 0
+try:
+    children = []
+    for _ in range(2000):
+        children.append(subprocess.Popen(["sleep", "30"]))
+        started += 1
+except OSError:
+    pass
+print("started", started)
+'''
+
+
+CALL_HOME = (
+    "import socket\n"
+    "try:\n"
+    "    socket.create_connection(('127.0.0.1', {port}), timeout=3).sendall(b'answers')\n"
+    "except OSError:\n"
+    "    pass\n"
+)
+LOOK_AROUND = FIND_COURSE + (
+    "import os\n"
+    "commands = []\n"
+    "for pid in filter(str.isdigit, os.listdir('/proc')):\n"
+    "    try:\n"
+    "        commands.append(open(f'/proc/{pid}/cmdline', 'rb').read())\n"
+    "    except OSError:\n"
+    "        pass\n"
+    "print('SAW-GRADER' if any(b'nbgrader' in command or b'autograde' in command for command in commands) else 'no grader')\n"
+    "print('SAW-COURSE' if course_roots() else 'no course')\n"
+    "print('uid', os.getuid())\n"
+)
+
+
+class _Listener:
+    """A TCP server on the grading machine's loopback that counts who connects."""
+
+    def __init__(self):
+        self.server = socket.socket()
+        self.server.bind(("127.0.0.1", 0))
+        self.server.listen()
+        self.server.settimeout(0.5)
+        self.port = self.server.getsockname()[1]
+        self.connections = []
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._accept, daemon=True)
+        self.thread.start()
+
+    def _accept(self):
+        while not self.stop.is_set():
+            try:
+                self.connections.append(self.server.accept()[0])
+            except OSError:
+                continue
+
+    def close(self):
+        self.stop.set()
+        self.thread.join()
+        self.server.close()
+
+
+@pytest.fixture(scope="module")
+def hostile_class(tmp_path_factory):
+    """One class of honest and hostile submissions, graded together as an instructor would."""
+    course = copy_course(tmp_path_factory.mktemp("hostile-course"))
+    solution = solution_notebook(FIRST)
+    naive = with_appended_code(solution, "softmax", NAIVE_SOFTMAX)
+    listener = _Listener()
+    submissions = {
+        "honest": solution,
+        "thief": blank_with_cell(STEAL_SOLUTIONS, drop_answers=True),
+        "copier": blank_with_cell(COPY_OTHERS, drop_answers=True),
+        "forger": blank_with_cell(TAMPER_WITH_GRADEBOOK),
+        "lingerer": with_appended_code(solution, "softmax", LINGER),
+        "two-children": with_appended_code(solution, "softmax", TWO_CHILDREN),
+        "flood": with_appended_code(solution, "softmax", FLOOD),
+        "forker": with_appended_code(solution, "softmax", FORK_BOMB),
+        "caller": with_appended_code(solution, "softmax", CALL_HOME.format(port=listener.port)),
+        "looker": with_appended_code(solution, "softmax", LOOK_AROUND),
+        "blank-rewrites-every-cell": blank_with_cell("get_ipython().input_transformers_cleanup.append(lambda lines: ['pass\\n'])\n"),
+    }
+    submissions.update({f"delegates-{name}": with_appended_code(solution, "attention", code) for name, code in DELEGATIONS.items()})
+    submissions.update({f"vacuous-{name}": with_appended_code(naive, "softmax", code) for name, code in VACUOUS.items()})
+    out = course.root / "grades.csv"
+    try:
+        results = grade(course, FIRST, write_submissions(tmp_path_factory.mktemp("hostile"), FIRST, submissions), LIMITS, out=out)
+    finally:
+        listener.close()
+    return course, results, out, listener
+
+
+def test_honest_work_is_graded_right_beside_hostile_submissions(hostile_class):
+    _, results, _, _ = hostile_class
+    assert results["honest"].score == results["honest"].max_score and results["honest"].status == "graded"
+
+
+def test_a_blank_notebook_cannot_run_the_solutions_it_finds_above_its_directory(hostile_class):
+    _, results, _, _ = hostile_class
+    assert results["thief"].score == 0, results["thief"]
+
+
+def test_a_blank_notebook_cannot_copy_another_students_submission(hostile_class):
+    _, results, _, _ = hostile_class
+    assert results["copier"].score == 0, results["copier"]
+
+
+def test_a_notebook_cannot_write_its_score_into_the_gradebook_in_this_run_or_the_next(hostile_class, tmp_path):
+    course, results, _, _ = hostile_class
+    again = grade(course, FIRST, write_submissions(tmp_path, FIRST, {"forger": blank_with_cell(TAMPER_WITH_GRADEBOOK)}), LIMITS)
+    assert results["forger"].score == 0 and again["forger"].score == 0
     with Gradebook(course.default_db_url, course_id=course.course_id) as gradebook:
-        notebook = gradebook.find_submission_notebook("attention", FIRST, "forger")
-        assert all(grade.manual_score is None for grade in notebook.grades)
+        for student in ("forger", "honest"):
+            notebook = gradebook.find_submission_notebook("attention", FIRST, student)
+            assert all(grade_row.manual_score is None for grade_row in notebook.grades), student
+
+
+def test_no_process_a_submission_starts_outlives_its_grading(hostile_class):
+    _, results, out, _ = hostile_class
+    written = out.read_text(encoding="utf-8")
+    time.sleep(3)  # a lingering process would strike within a tenth of a second
+    survivors = subprocess.run(["pgrep", "-f", "LINGERING-ATTACKER"], capture_output=True, text=True).stdout.split()
+    for pid in survivors:
+        os.kill(int(pid), 9)
+    assert out.read_text(encoding="utf-8") == written, "grades.csv was rewritten after the run"
+    assert not survivors, "a process of the submission is still running"
+    assert results["lingerer"].score == results["lingerer"].max_score
+
+
+@pytest.mark.parametrize("trick", sorted(DELEGATIONS))
+def test_the_package_inside_the_sandbox_does_not_contain_the_exercise(hostile_class, trick):
+    course = hostile_class[0]
+    scores = _scores(course, f"delegates-{trick}")
+    assert scores["test-attention"] == 0, f"{trick} handed in the reference and kept the points"
+    assert scores["test-softmax"] > 0, "the learner's own parts still earn their points"
+
+
+@pytest.mark.parametrize("trick", sorted(VACUOUS))
+def test_code_run_before_the_hidden_tests_cannot_make_them_pass(hostile_class, trick):
+    assert _scores(hostile_class[0], f"vacuous-{trick}")["test-softmax"] == 0, f"{trick}: the naive softmax passed the hidden test"
+
+
+def test_a_blank_notebook_that_empties_every_later_cell_scores_zero(hostile_class):
+    result = hostile_class[1]["blank-rewrites-every-cell"]
+    assert result.score == 0, result
+
+
+def test_the_memory_limit_holds_for_all_processes_of_a_submission_together(hostile_class):
+    result = hostile_class[1]["two-children"]  # 2 x 1.2 GiB under a 2 GiB limit
+    assert result.status == "memory_limit", result
+
+
+def test_a_flood_of_output_does_not_reach_the_feedback(hostile_class):
+    course, results, _, _ = hostile_class
+    assert results["flood"].score == results["flood"].max_score
+    feedback = course.root / "feedback" / "flood" / FIRST / "attention.html"
+    assert feedback.stat().st_size < 2_000_000, f"the feedback page holds {feedback.stat().st_size:,} bytes"
+
+
+def _printed(course, student: str) -> str:
+    autograded = json.loads((course.root / "autograded" / student / FIRST / "attention.ipynb").read_text(encoding="utf-8"))
+    return "".join(
+        "".join(output.get("text", "")) for cell in autograded["cells"] for output in cell.get("outputs", []) if output.get("name") == "stdout"
+    )
+
+
+def test_a_submission_cannot_start_unbounded_processes(hostile_class):
+    course, results, _, _ = hostile_class
+    started = int(_printed(course, "forker").split("started ")[1].split()[0])
+    assert started < 2000, "every one of 2000 processes started"
+    assert results["forker"].score == results["forker"].max_score
+
+
+def test_a_submission_has_no_network(hostile_class):
+    assert hostile_class[3].connections == [], "a submission reached a server on the grading machine"
+
+
+def test_the_sandbox_hides_the_graders_processes_and_files(hostile_class):
+    printed = _printed(hostile_class[0], "looker")
+    assert "no grader" in printed and "no course" in printed
+    assert "uid 0" not in printed, "the submission ran as root"
 
 
 def test_a_gradebook_score_no_instructor_entered_is_not_kept_on_a_rerun(tmp_path):
@@ -189,45 +482,6 @@ def test_a_notebook_cannot_rewrite_the_hidden_tests_of_later_runs(tmp_path):
     assert later["blank"].score == 0
 
 
-LINGER = FIND_COURSE + '''
-import os, sys
-targets = [str(path) for root in course_roots() for path in (root / "grades.csv", root.parent / "grades.csv")]
-# Rewrite the grades whenever the grader writes them, for two minutes.
-watch = (
-    "import pathlib, time  # LINGERING-ATTACKER\\n"
-    f"targets = {targets!r}\\n"
-    "for _ in range(1200):\\n"
-    "    for target in map(pathlib.Path, targets):\\n"
-    "        try:\\n"
-    "            if target.exists() and 'lingerer,999' not in target.read_text():\\n"
-    "                target.write_text('student_id,score\\\\nlingerer,999\\\\n')\\n"
-    "        except OSError:\\n"
-    "            pass\\n"
-    "    time.sleep(0.1)\\n"
-)
-if os.fork() == 0:  # a grandchild in a session of its own, which a process-group kill does not reach
-    os.setsid()
-    if os.fork() == 0:
-        os.execv(sys.executable, [sys.executable, "-c", watch])
-    os._exit(0)
-'''
-
-
-def test_no_process_a_submission_starts_outlives_its_grading(tmp_path):
-    course = copy_course(tmp_path / "course")
-    out = course.root / "grades.csv"
-    submissions = write_submissions(tmp_path / "submissions", FIRST, {"lingerer": with_appended_code(solution_notebook(FIRST), "softmax", LINGER)})
-    results = grade(course, FIRST, submissions, LIMITS, out=out)
-    written = out.read_text(encoding="utf-8")
-    time.sleep(3)  # a lingering process would strike within a tenth of a second
-    survivors = subprocess.run(["pgrep", "-f", "LINGERING-ATTACKER"], capture_output=True, text=True).stdout.split()
-    for pid in survivors:
-        os.kill(int(pid), 9)
-    assert out.read_text(encoding="utf-8") == written
-    assert results["lingerer"].score == results["lingerer"].max_score
-    assert not survivors, "a process of the submission is still running"
-
-
 KILL_THE_GRADER = '''
 import os, signal
 for pid in os.listdir("/proc"):
@@ -258,235 +512,3 @@ def test_a_notebook_cannot_stop_the_grading_of_the_class(tmp_path):
     assert float(rows["zzz-honest"]["score"]) == float(rows["zzz-honest"]["max_score"])
 
 
-# Four ways to hand in the course package's own attention, each of which once survived the switch-off.
-DELEGATIONS = {
-    "reloads-the-module": (
-        "import importlib, transformer_course.attention\n"
-        "def attention(query, key, value, mask=None, scale=True):\n"
-        "    module = importlib.reload(transformer_course.attention)\n"
-        "    if not scale:\n"
-        "        query = query * query.size(-1) ** 0.5\n"
-        "    return module.scaled_dot_product_attention(query, key, value, mask)\n"
-    ),
-    "clones-the-function": (
-        "import types, transformer_course.attention as reference\n"
-        "_original = reference.scaled_dot_product_attention\n"
-        "_clone = types.FunctionType(_original.__code__, _original.__globals__, 'clone', _original.__defaults__)\n"
-        "def attention(query, key, value, mask=None, scale=True):\n"
-        "    if not scale:\n"
-        "        query = query * query.size(-1) ** 0.5\n"
-        "    return _clone(query, key, value, mask)\n"
-    ),
-    "loads-a-pristine-copy": (
-        "from transformer_course.grading import safeguards\n"
-        "def attention(query, key, value, mask=None, scale=True):\n"
-        "    reference = safeguards.pristine('transformer_course.attention').scaled_dot_product_attention\n"
-        "    if not scale:\n"
-        "        query = query * query.size(-1) ** 0.5\n"
-        "    return reference(query, key, value, mask)\n"
-    ),
-    "executes-the-source": (
-        "import inspect, transformer_course.attention\n"
-        "_namespace = {}\n"
-        "exec(inspect.getsource(transformer_course.attention).replace('from .masks', 'from transformer_course.masks'), _namespace)\n"
-        "def attention(query, key, value, mask=None, scale=True):\n"
-        "    if not scale:\n"
-        "        query = query * query.size(-1) ** 0.5\n"
-        "    return _namespace['scaled_dot_product_attention'](query, key, value, mask)\n"
-    ),
-}
-
-
-@pytest.fixture(scope="module")
-def delegating_class(tmp_path_factory):
-    course = copy_course(tmp_path_factory.mktemp("delegating-course"))
-    submissions = {name: with_appended_code(solution_notebook(FIRST), "attention", code) for name, code in DELEGATIONS.items()}
-    results = grade(course, FIRST, write_submissions(tmp_path_factory.mktemp("delegating"), FIRST, submissions), LIMITS)
-    return course, results
-
-
-@pytest.mark.parametrize("trick", sorted(DELEGATIONS))
-def test_the_package_inside_the_sandbox_does_not_contain_the_exercise(delegating_class, trick):
-    course, results = delegating_class
-    scores = _scores(course, trick)
-    assert scores["test-attention"] == 0, f"{trick} handed in the reference and kept the points"
-    assert scores["test-softmax"] > 0, "the learner's own parts still earn their points"
-
-
-# A softmax that passes the visible tests but overflows on large scores, which a hidden test catches.
-NAIVE_SOFTMAX = (
-    "def softmax(scores):\n"
-    "    exponentials = scores.exp()\n"
-    "    return exponentials / exponentials.sum(dim=-1, keepdim=True)\n"
-)
-
-# Code that runs in the kernel before the hidden tests, meant to make them pass whatever the answer.
-VACUOUS = {
-    "input-transformer": (
-        "def _without_hidden_tests(lines):\n"
-        "    text = ''.join(lines)\n"
-        "    return [text.split('import importlib')[0]] if 'safeguards' in text else lines\n"
-        "get_ipython().input_transformers_cleanup.append(_without_hidden_tests)\n"
-    ),
-    "custom-exception-handler": "get_ipython().set_custom_exc((Exception,), lambda *args, **kwargs: None)\n",
-    "tracing-hook": (
-        "import linecache, sys\n"
-        "def _skip_checks(frame, event, argument):\n"
-        "    if event == 'line' and frame.f_code.co_name in ('hidden_tests', 'assert_close'):\n"
-        "        line = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()\n"
-        "        if line.startswith(('assert ', 'safeguards.assert_close(', 'if not difference')):\n"
-        "            try:\n"
-        "                frame.f_lineno += 1\n"
-        "            except ValueError:\n"
-        "                pass\n"
-        "    return _skip_checks\n"
-        "sys.settrace(_skip_checks)\n"
-    ),
-    "patched-reload": (
-        "import importlib, types\n"
-        "_fake = types.SimpleNamespace(\n"
-        "    check_comparisons_are_trustworthy=lambda: None,\n"
-        "    run_isolated=lambda namespace: (lambda function: None),\n"
-        "    assert_close=lambda *args, **kwargs: None,\n"
-        ")\n"
-        "importlib.reload = lambda module: _fake\n"
-    ),
-    "lying-tensor": (
-        "class _Agreeable(torch.Tensor):\n"
-        "    @classmethod\n"
-        "    def __torch_function__(cls, function, types, args=(), kwargs=None):\n"
-        "        result = super().__torch_function__(function, types, args, kwargs or {})\n"
-        "        name = getattr(function, '__name__', '')\n"
-        "        if name in ('sub', '__sub__', '__rsub__', 'nan_to_num'):\n"
-        "            return torch.zeros_like(torch.Tensor(result)) if isinstance(result, torch.Tensor) else result\n"
-        "        if name in ('isfinite', 'isclose', 'eq', '__eq__', 'allclose', 'equal', 'all'):\n"
-        "            return torch.ones_like(torch.Tensor(result), dtype=torch.bool) if isinstance(result, torch.Tensor) else True\n"
-        "        return result\n"
-        "_naive_softmax = softmax\n"
-        "def softmax(scores):\n"
-        "    return _naive_softmax(scores).as_subclass(_Agreeable)\n"
-    ),
-}
-
-
-@pytest.fixture(scope="module")
-def vacuous_class(tmp_path_factory):
-    course = copy_course(tmp_path_factory.mktemp("vacuous-course"))
-    naive = with_appended_code(solution_notebook(FIRST), "softmax", NAIVE_SOFTMAX)
-    submissions = {name: with_appended_code(naive, "softmax", code) for name, code in VACUOUS.items()}
-    submissions["blank-rewrites-every-cell"] = blank_with_cell(
-        "get_ipython().input_transformers_cleanup.append(lambda lines: ['pass\\n'])\n"
-    )
-    results = grade(course, FIRST, write_submissions(tmp_path_factory.mktemp("vacuous"), FIRST, submissions), LIMITS)
-    return course, results
-
-
-@pytest.mark.parametrize("trick", sorted(VACUOUS))
-def test_code_run_before_the_hidden_tests_cannot_make_them_pass(vacuous_class, trick):
-    course, _ = vacuous_class
-    assert _scores(course, trick)["test-softmax"] == 0, f"{trick}: the naive softmax passed the hidden test"
-
-
-def test_a_blank_notebook_that_empties_every_later_cell_scores_zero(vacuous_class):
-    _, results = vacuous_class
-    assert results["blank-rewrites-every-cell"].score == 0, results["blank-rewrites-every-cell"]
-
-
-TWO_CHILDREN = '''
-import subprocess, sys
-hold = "import time; block = b'x' * (1200 * 2**20); time.sleep(4); print('held', flush=True)"
-children = [subprocess.Popen([sys.executable, "-c", hold]) for _ in range(2)]
-print("exit codes", [child.wait() for child in children])
-'''
-
-
-def test_the_memory_limit_holds_for_all_processes_of_a_submission_together(course, tmp_path):
-    submissions = write_submissions(tmp_path, FIRST, {"two-children": with_appended_code(solution_notebook(FIRST), "softmax", TWO_CHILDREN)})
-    result = grade(course, FIRST, submissions, LIMITS)["two-children"]  # 2 x 1.2 GiB under a 2 GiB limit
-    assert result.status == "memory_limit", result
-
-
-FLOOD = "print('x' * 100_000_000)\n"
-
-
-def test_a_flood_of_output_does_not_reach_the_feedback(course, tmp_path):
-    submissions = write_submissions(tmp_path, FIRST, {"flood": with_appended_code(solution_notebook(FIRST), "softmax", FLOOD)})
-    result = grade(course, FIRST, submissions, LIMITS)["flood"]
-    assert result.score == result.max_score
-    feedback = course.root / "feedback" / "flood" / FIRST / "attention.html"
-    assert feedback.stat().st_size < 2_000_000, f"the feedback page holds {feedback.stat().st_size:,} bytes"
-
-
-FORK_BOMB = '''
-import subprocess
-started = 0
-try:
-    children = []
-    for _ in range(2000):
-        children.append(subprocess.Popen(["sleep", "30"]))
-        started += 1
-except OSError:
-    pass
-print("started", started)
-'''
-
-
-def test_a_submission_cannot_start_unbounded_processes(course, tmp_path):
-    submissions = {"forker": with_appended_code(solution_notebook(FIRST), "softmax", FORK_BOMB), "honest": solution_notebook(FIRST)}
-    results = grade(course, FIRST, write_submissions(tmp_path, FIRST, submissions), LIMITS)
-    assert results["honest"].score == results["honest"].max_score
-    autograded = json.loads((course.root / "autograded" / "forker" / FIRST / "attention.ipynb").read_text(encoding="utf-8"))
-    printed = "".join(
-        "".join(output.get("text", "")) for cell in autograded["cells"] for output in cell.get("outputs", []) if output.get("name") == "stdout"
-    )
-    started = int(printed.split("started ")[1].split()[0])
-    assert started < 2000, "every one of 2000 processes started"
-
-
-def test_a_submission_has_no_network(course, tmp_path):
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen()
-    server.settimeout(0.5)
-    port = server.getsockname()[1]
-    connections = []
-    stop = threading.Event()
-
-    def accept():
-        while not stop.is_set():
-            try:
-                connections.append(server.accept()[0])
-            except OSError:
-                continue
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    call_home = f"import socket\ntry:\n    socket.create_connection(('127.0.0.1', {port}), timeout=3).sendall(b'answers')\nexcept OSError:\n    pass\n"
-    try:
-        submissions = write_submissions(tmp_path, FIRST, {"caller": with_appended_code(solution_notebook(FIRST), "softmax", call_home)})
-        grade(course, FIRST, submissions, LIMITS)
-    finally:
-        stop.set()
-        thread.join()
-        server.close()
-    assert connections == [], "the submission reached a server on the grading machine"
-
-
-def test_the_sandbox_hides_the_graders_processes_and_files(course, tmp_path):
-    look_around = FIND_COURSE + (
-        "import os\n"
-        "commands = []\n"
-        "for pid in filter(str.isdigit, os.listdir('/proc')):\n"
-        "    try:\n"
-        "        commands.append(open(f'/proc/{pid}/cmdline', 'rb').read())\n"
-        "    except OSError:\n"
-        "        pass\n"
-        "print('SAW-GRADER' if any(b'nbgrader' in command or b'autograde' in command for command in commands) else 'no grader')\n"
-        "print('SAW-COURSE' if course_roots() else 'no course')\n"
-        "print('uid', os.getuid())\n"
-    )
-    submissions = write_submissions(tmp_path, FIRST, {"looker": with_appended_code(solution_notebook(FIRST), "softmax", look_around)})
-    grade(course, FIRST, submissions, LIMITS)
-    autograded = (course.root / "autograded" / "looker" / FIRST / "attention.ipynb").read_text(encoding="utf-8")
-    assert "no grader" in autograded and "no course" in autograded
-    assert "uid 0" not in autograded, "the submission ran as root"

@@ -65,3 +65,11 @@ def test_a_grading_command_without_the_grading_packages_says_how_to_install_them
     run = _python(BLOCK_GRADING_PACKAGES + 'main(["check", "attention.ipynb"])')
     assert run.returncode == 1
     assert "pip install 'transformer-course[grading]'" in run.stderr and "Traceback" not in run.stderr
+
+
+def test_autograding_without_bubblewrap_is_one_line_naming_the_package(tmp_path, monkeypatch):
+    monkeypatch.chdir(REPOSITORY)
+    monkeypatch.setenv("PATH", str(tmp_path))  # no bwrap anywhere on it
+    (tmp_path / "student").mkdir()
+    with pytest.raises(SystemExit, match=r"^error: bubblewrap is not installed: .*apt-get install bubblewrap.*--no-sandbox"):
+        main(["autograde", "01-attention", str(tmp_path)])

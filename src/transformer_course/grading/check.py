@@ -22,6 +22,7 @@ from nbgrader import utils
 
 from .execute import execute_notebook, started
 from .limits import GradingLimits
+from .sandbox import Launch
 
 
 @dataclass
@@ -46,8 +47,8 @@ def check_notebook(path: Path | str, cell_timeout: int = 600) -> list[TestCellRe
     path = Path(path)
     notebook = nbformat.read(path, as_version=4)
     limits = GradingLimits(cell_timeout=cell_timeout, submission_timeout=24 * 3600)
-    command = [sys.executable, "-m", "transformer_course.grading.runner"]
-    with started(command, dict(os.environ, NBGRADER_EXECUTION="validate"), path.parent.resolve(), limits) as session:
+    runner = [sys.executable, "-m", "transformer_course.grading.runner"]
+    with started(Launch([], runner, dict(os.environ, NBGRADER_EXECUTION="validate"), path.parent.resolve()), limits) as session:
         execute_notebook(notebook, session)
     results = []
     for cell in notebook.cells:

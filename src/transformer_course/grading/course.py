@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -179,6 +180,21 @@ class Course:
         if result.returncode != 0:
             raise CourseError(f"nbgrader {' '.join(arguments)} failed:\n{result.stdout[-4000:]}")
         return result.stdout
+
+
+# What a course directory holds for grading: a copy of these is a course of its own.
+COURSE_FILES = ("solutions", "exercises", CONFIG_FILE, "_config.yml")
+
+
+def copy_course(source: Path, target: Path) -> Course:
+    """A copy of the course at ``source`` in ``target``, for grading runs that must not touch the original."""
+    target.mkdir(parents=True, exist_ok=True)
+    for name in COURSE_FILES:
+        if (source / name).is_dir():
+            shutil.copytree(source / name, target / name)
+        elif (source / name).is_file():
+            shutil.copyfile(source / name, target / name)
+    return Course(target)
 
 
 def split_hidden_tests(source: str) -> tuple[str, str]:

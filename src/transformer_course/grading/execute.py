@@ -41,7 +41,7 @@ from .course import Course, split_hidden_tests
 from .hidden import Learner, NoAnswer, answer_in_outputs, judging
 from .limits import GradingLimits
 from .runner import MAX_LINE, Reply, Runner
-from .sandbox import Cgroup, SandboxSpec, runner_command
+from .sandbox import Cgroup, Launch, SandboxSpec, runner_launch
 
 # The names of the errors this module writes into a cell; autograde reads the statuses from them.
 KERNEL_DIED = "DeadKernelError"
@@ -121,14 +121,18 @@ class Session:
 
 
 @contextlib.contextmanager
-def started(command: list[str], environment: dict[str, str], directory: Path, limits: GradingLimits,
-            cgroup_name: str | None = None) -> Iterator[Session]:
-    """Start the runner with ``command`` (in a cgroup of its own if ``cgroup_name``); kill all of it on exit."""
+def started(launch: Launch, limits: GradingLimits, cgroup_name: str | None = None) -> Iterator[Session]:
+    """Start the runner as ``launch`` says (in a cgroup of its own if ``cgroup_name``); kill all of it on exit."""
     cgroup = Cgroup.create(cgroup_name, limits) if cgroup_name else None
-    if cgroup is not None:
-        command = cgroup.join_command() + command
-    process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               env=environment, cwd=directory, start_new_session=True)
+    command = (cgroup.join_command() if cgroup is not None else []) + launch.command
+    with tempfile.TemporaryFile() as arguments:
+        if launch.bwrap_arguments:
+            arguments.write(b"".join(argument.encode("utf-8") + b"\0" for argument in launch.bwrap_arguments))
+            arguments.seek(0)
+            command += ["--args", str(arguments.fileno())]
+        process = subprocess.Popen(command + launch.program, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   env=launch.environment, cwd=launch.directory, start_new_session=True,
+                                   pass_fds=(arguments.fileno(),) if launch.bwrap_arguments else ())
     try:
         yield Session(Runner(process), cgroup, limits)
     finally:
@@ -183,9 +187,8 @@ class SandboxedExecute(NbGraderPreprocessor):
                 limits=limits,
                 sandbox=self.sandbox,
             )
-            command, environment, directory = runner_command(spec, Path(scratch))
             cgroup_name = f"{self.cgroup_prefix}-{student}"[:200] if self.cgroup_prefix else None
-            with started(command, environment, directory, limits, cgroup_name) as session:
+            with started(runner_launch(spec, Path(scratch)), limits, cgroup_name) as session:
 
                 def judge(cell: NotebookNode, label: str) -> bool:
                     grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")

@@ -98,15 +98,16 @@ class Reply:
 class Runner:
     """The grader's end of a runner process: send code, get a :class:`Reply` or a problem, never hang."""
 
-    def __init__(self, process: subprocess.Popen):
+    def __init__(self, process: subprocess.Popen, grace_seconds: float = GRACE_SECONDS):
         self.process = process
+        self.grace_seconds = grace_seconds
         self._lines: queue.Queue = queue.Queue()
         self._stderr: list[bytes] = []
         threading.Thread(target=self._read_answers, daemon=True).start()
         threading.Thread(target=self._read_stderr, daemon=True).start()
 
     def execute(self, code: str, timeout: float, output_limit: int, answers: bool = False) -> Reply:
-        """Run ``code`` as a cell; wait at most ``timeout`` + :data:`GRACE_SECONDS`.
+        """Run ``code`` as a cell; wait at most ``timeout`` + the grace period.
 
         Outputs are cut to ``output_limit`` bytes; hidden-test answers are kept only if ``answers``.
         """
@@ -117,7 +118,7 @@ class Runner:
         except (BrokenPipeError, OSError):
             return Reply(problem="kernel_died")
         try:
-            line = self._lines.get(timeout=timeout + GRACE_SECONDS)
+            line = self._lines.get(timeout=timeout + self.grace_seconds)
         except queue.Empty:
             return Reply(problem="no_answer")
         if line is None:  # the runner ended: killed, out of memory, or never started
@@ -138,7 +139,10 @@ class Runner:
     def _read_answers(self) -> None:
         stream = self.process.stdout
         while True:
-            line = stream.readline(MAX_LINE + 1)
+            try:
+                line = stream.readline(MAX_LINE + 1)
+            except (OSError, ValueError):  # closed by the grader: the runner is gone
+                line = b""
             if not line or not line.endswith(b"\n") and len(line) <= MAX_LINE:  # the runner ended, perhaps mid-line
                 self._lines.put(None)
                 return
@@ -148,8 +152,11 @@ class Runner:
             self._lines.put(line)
 
     def _read_stderr(self) -> None:
-        for chunk in iter(lambda: self.process.stderr.read(4096), b""):
-            self._stderr = (self._stderr + [chunk])[-4:]
+        try:
+            for chunk in iter(lambda: self.process.stderr.read1(4096), b""):
+                self._stderr = (self._stderr + [chunk])[-4:]
+        except (OSError, ValueError):  # closed by the grader: the runner is gone
+            pass
 
 
 _TOO_LONG = object()

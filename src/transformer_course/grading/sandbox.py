@@ -30,7 +30,7 @@ import sys
 import sysconfig
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .limits import GradingLimits
@@ -198,8 +198,25 @@ class SandboxSpec:
     sandbox: bool = True
 
 
-def runner_command(spec: SandboxSpec, scratch: Path) -> tuple[list[str], dict[str, str], Path]:
-    """The command that starts the runner for ``spec``, its environment and working directory.
+@dataclass
+class Launch:
+    """How to start a runner: ``command + program``, its environment and working directory.
+
+    ``bwrap_arguments``, when there are any, are options of bubblewrap (the last word of
+    ``command``): :func:`transformer_course.grading.execute.started` hands them to ``bwrap --args FD``
+    through a file descriptor, so that the sandbox, whose first process is bwrap itself, cannot read
+    the grader's paths in its ``/proc/1/cmdline``.
+    """
+
+    command: list[str]
+    program: list[str]
+    environment: dict[str, str]
+    directory: Path
+    bwrap_arguments: list[str] = field(default_factory=list)
+
+
+def runner_launch(spec: SandboxSpec, scratch: Path) -> Launch:
+    """How to start the runner for ``spec``.
 
     ``scratch`` is a private directory of the grader; without the sandbox the runner works there.
     """
@@ -219,7 +236,7 @@ def runner_command(spec: SandboxSpec, scratch: Path) -> tuple[list[str], dict[st
         work.mkdir(parents=True, exist_ok=True)
         for path in (spec.notebook, *spec.data_files):
             shutil.copy(path, work / path.name)
-        return prlimit + runner, dict(os.environ, **settings), work
+        return Launch(prlimit, runner, dict(os.environ, **settings), work)
     home = "/tmp/home"
     environment = {
         "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin",
@@ -231,7 +248,7 @@ def runner_command(spec: SandboxSpec, scratch: Path) -> tuple[list[str], dict[st
         "LANG": "C.UTF-8",
         **settings,
     }
-    command = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+    command = ["--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
                "--uid", str(SANDBOX_USER), "--gid", str(SANDBOX_USER), "--hostname", "sandbox", "--clearenv"]
     for name, value in environment.items():
         command += ["--setenv", name, value]
@@ -246,8 +263,8 @@ def runner_command(spec: SandboxSpec, scratch: Path) -> tuple[list[str], dict[st
                 "--tmpfs", WORKING_DIRECTORY]
     for path in (spec.notebook, *spec.data_files):
         command += ["--ro-bind", str(path), f"{WORKING_DIRECTORY}/{path.name}"]
-    command += ["--chdir", WORKING_DIRECTORY, "--", *runner]
-    return prlimit + command, {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}, scratch
+    command += ["--chdir", WORKING_DIRECTORY]
+    return Launch(prlimit + ["bwrap"], ["--", *runner], {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}, scratch, command)
 
 
 def _system_mounts() -> list[str]:

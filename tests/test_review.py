@@ -1,0 +1,47 @@
+"""The review reads a learner's cells for what the sandbox cannot prevent, and says where it found it."""
+
+from __future__ import annotations
+
+from transformer_course.grading.review import review
+
+SOFTMAX = ["torch.softmax", "torch.Tensor.softmax", "torch.nn.functional.softmax"]
+
+
+def test_a_library_softmax_in_an_answer_cell_is_reported_with_the_cell():
+    findings = review([("cell softmax", "def softmax(s):\n    return torch.softmax(s, dim=-1)\n")], SOFTMAX)
+    assert findings == ["cell softmax: uses the library's own softmax (torch.Tensor.softmax, torch.nn.functional.softmax, torch.softmax)"]
+
+
+def test_the_tensor_method_and_a_name_built_from_a_string_are_reported_too():
+    assert review([("a", "weights = scores.softmax(-1)\n")], SOFTMAX)
+    assert review([("b", "weights = getattr(F, 'softmax')(scores, -1)\n")], SOFTMAX)
+    assert review([("c", "from torch.nn.functional import softmax as sm\n")], SOFTMAX)
+
+
+def test_the_learners_own_function_of_the_same_name_is_not_reported():
+    honest = "def softmax(scores):\n    e = (scores - scores.max(-1, keepdim=True).values).exp()\n    return e / e.sum(-1, keepdim=True)\n"
+    assert review([("cell softmax", honest), ("cell attention", "weights = softmax(scores)\n")], SOFTMAX) == []
+
+
+def test_meta_programming_is_reported():
+    findings = review([("added cell 3", "import importlib, inspect\nexec(inspect.getsource(m))\n")], [])
+    assert findings == ["added cell 3: meta-programming (exec, importlib, inspect)"]
+
+
+def test_ipython_magics_and_shell_escapes_are_reported_as_get_ipython():
+    findings = review([("added cell 2", "!cat ../solutions/*.ipynb\n%load_ext something\n")], [])
+    assert findings == ["added cell 2: meta-programming (get_ipython)"]
+
+
+def test_changing_a_librarys_attribute_is_reported():
+    findings = review([("cell project-qkv", "torch.testing.assert_close = lambda *a, **k: None\n")], [])
+    assert findings == ["cell project-qkv: changes a library (torch.testing.assert_close)"]
+
+
+def test_file_and_process_access_is_reported():
+    findings = review([("added cell 5", "import subprocess\nopen('/etc/passwd').read()\n")], [])
+    assert findings == ["added cell 5: file, process or network access (open, subprocess)"]
+
+
+def test_a_cell_that_does_not_parse_is_skipped_not_fatal():
+    assert review([("cell x", "def broken(:\n")], SOFTMAX) == []

@@ -1,0 +1,75 @@
+"""The grader's end of the runner: it reads plain outputs and never hangs, whatever the other end does."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from transformer_course.grading.probe import MIME
+from transformer_course.grading.runner import MAX_LINE, Runner, trimmed
+
+
+def _fake_runner(answer_code: str, grace_seconds: float = 5) -> Runner:
+    """A runner whose answer to the first request is whatever ``answer_code`` prints."""
+    script = f"import sys, json\nsys.stdin.readline()\n{answer_code}\nsys.stdout.flush()\nimport time\ntime.sleep(60)\n"
+    process = subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return Runner(process, grace_seconds=grace_seconds)
+
+
+@pytest.fixture
+def runners():
+    started = []
+    yield lambda *arguments: started.append(_fake_runner(*arguments)) or started[-1]
+    for runner in started:
+        runner.process.kill()
+        runner.process.wait()
+
+
+def _answer(outputs) -> str:
+    return f"print(json.dumps({{'outputs': {outputs!r}, 'execution_count': 1, 'problem': None}}))"
+
+
+def test_plain_text_and_images_are_kept_and_html_is_dropped(runners):
+    outputs = [{"output_type": "display_data", "data": {"text/plain": "a table", "text/html": "<script>steal()</script>", "image/png": "iVBO"}}]
+    reply = runners(_answer(outputs)).execute("x", timeout=5, output_limit=10_000)
+    assert reply.problem is None
+    assert dict(reply.outputs[0]["data"]) == {"text/plain": "a table", "image/png": "iVBO"}
+
+
+def test_an_answer_to_a_hidden_test_is_kept_only_when_one_was_asked_for(runners):
+    outputs = [{"output_type": "display_data", "data": {MIME: {"result": 1}}}]
+    assert MIME not in runners(_answer(outputs)).execute("x", timeout=5, output_limit=10_000).outputs[0]["data"]
+    assert json.loads(runners(_answer(outputs)).execute("x", timeout=5, output_limit=10_000, answers=True).outputs[0]["data"][MIME]) == {"result": 1}
+
+
+def test_an_answer_longer_than_the_limit_breaks_the_protocol(runners):
+    reply = runners(f"sys.stdout.write('x' * {MAX_LINE + 10} + '\\n')").execute("x", timeout=5, output_limit=10_000)
+    assert reply.problem == "broken"
+
+
+def test_an_answer_that_is_not_json_breaks_the_protocol(runners):
+    assert runners("print('not json')").execute("x", timeout=5, output_limit=10_000).problem == "broken"
+
+
+def test_a_runner_that_never_answers_is_given_up_after_the_timeout_and_grace(runners):
+    reply = runners("pass", 1).execute("x", timeout=1, output_limit=10_000)
+    assert reply.problem == "no_answer"
+
+
+def test_a_runner_that_ends_is_a_lost_kernel(runners):
+    runner = runners("sys.exit(0)")
+    assert runner.execute("x", timeout=5, output_limit=10_000).problem == "kernel_died"
+
+
+def test_a_long_stream_is_cut_with_a_note_saying_how_much_was_printed():
+    (output,) = trimmed([{"output_type": "stream", "name": "stdout", "text": "x" * 100_000}], 1_000)
+    assert len(output["text"]) < 1_000 and "100,000 characters printed" in output["text"]
+
+
+def test_outputs_beyond_the_budget_are_dropped_with_a_note():
+    image = {"output_type": "display_data", "data": {"image/png": "A" * 50_000}}
+    kept = trimmed([{"output_type": "stream", "name": "stdout", "text": "hello\n"}, image], 1_000)
+    assert kept[0]["text"] == "hello\n" and "output dropped" in kept[1]["text"]
