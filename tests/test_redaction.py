@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -53,3 +54,28 @@ def test_a_left_out_class_cannot_be_built(tmp_path):
 def test_a_name_that_is_not_a_definition_of_the_package_is_refused(tmp_path, name, problem):
     with pytest.raises(RedactionError, match=problem):
         redacted_package([name], tmp_path)
+
+
+def test_every_assignments_policy_names_what_exists(tmp_path):
+    """A renamed package function must be renamed in grading.yml too: a stale name would stop grading."""
+    import importlib
+
+    from transformer_course.grading.course import Course
+
+    course = Course(Path(__file__).resolve().parents[1])
+    for assignment in course.assignments():
+        policy = course.policy(assignment)
+        redacted_package(policy.learner_writes, tmp_path / assignment)  # raises on a name that is not defined
+        for path in policy.library_implementations:
+            module_name, _, name = path.rpartition(".")
+            owner = None
+            for split in range(module_name.count(".") + 1, 0, -1):
+                parts = module_name.split(".")
+                try:
+                    owner = importlib.import_module(".".join(parts[:split]))
+                    for attribute in parts[split:]:
+                        owner = getattr(owner, attribute)
+                    break
+                except (ImportError, AttributeError):
+                    owner = None
+            assert owner is not None and hasattr(owner, name), f"{assignment}/grading.yml: {path} does not exist"

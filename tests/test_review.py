@@ -45,3 +45,18 @@ def test_file_and_process_access_is_reported():
 
 def test_a_cell_that_does_not_parse_is_skipped_not_fatal():
     assert review([("cell x", "def broken(:\n")], SOFTMAX) == []
+
+
+def test_everyday_methods_that_share_a_name_with_a_builtin_are_not_reported():
+    honest = "model.eval()\nmodel.train(True)\nweights = task.encode('train')\nfor module in model.modules():\n    pass\n"
+    assert review([("cell greedy-decode", honest)], ["transformer_course.training.loop.train"]) == []
+
+
+def test_a_package_function_reached_through_its_module_is_reported():
+    findings = review([("cell train-model", "result = tc.training.loop.train(task, config)\n")], ["transformer_course.training.loop.train"])
+    assert findings == ["cell train-model: uses the library's own train (transformer_course.training.loop.train)"]
+
+
+def test_defining_a_torch_function_hook_is_reported():
+    findings = review([("added cell 4", "class Liar(torch.Tensor):\n    @classmethod\n    def __torch_function__(cls, f, t, a=(), k=None):\n        return True\n")], [])
+    assert findings == ["added cell 4: meta-programming (__torch_function__)"]

@@ -5,7 +5,7 @@ judged outside it. Two things remain possible and are only found by reading the 
 
 * handing in a library's implementation of the exercise (``torch.softmax`` where the learner writes
   a softmax, ``nn.MultiheadAttention`` in the multi-head assignment): the assignment's
-  ``library_implementations`` in ``grading.yml`` name them;
+  ``grading.yml`` names them;
 * meta-programming and system access (``importlib``, ``inspect``, ``exec``, ``sys.settrace``,
   ``get_ipython``, ``__torch_function__``, changing a library's attributes, files, processes,
   sockets), which an honest answer to these exercises never needs.
@@ -19,17 +19,22 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 
-META_PROGRAMMING = {
-    "importlib", "inspect", "exec", "eval", "compile", "__import__", "builtins", "__builtins__", "ctypes", "gc",
-    "settrace", "setprofile", "gettrace", "_getframe", "get_ipython", "__torch_function__", "__torch_dispatch__",
-    "__code__", "__globals__", "FunctionType", "CodeType", "sys",
-}
-# Names under which notebooks import libraries: assigning to one of their attributes changes the library.
+# Names under which notebooks import libraries: an attribute reached through one of them is the library's.
 LIBRARY_ALIASES = {"torch", "nn", "F", "math", "np", "numpy", "tc", "transformer_course", "builtins", "sys", "os", "IPython"}
-SYSTEM_ACCESS = {
-    "open", "os", "subprocess", "shutil", "pathlib", "Path", "socket", "signal", "multiprocessing", "sqlite3",
-    "urllib", "requests", "http", "io", "tempfile", "glob", "pty", "resource",
+# Meta-programming: built-in functions and modules by their own name, and attributes that reach into code.
+META_NAMES = {"exec", "eval", "compile", "__import__", "globals", "get_ipython", "__builtins__"}
+META_MODULES = {"importlib", "inspect", "builtins", "ctypes", "gc", "sys", "types", "dis", "marshal"}
+META_ATTRIBUTES = {
+    "settrace", "setprofile", "_getframe", "__torch_function__", "__torch_dispatch__", "__code__", "__globals__",
+    "__builtins__", "FunctionType", "CodeType", "get_ipython",
+}
+# File, process and network access.
+SYSTEM_NAMES = {"open"}
+SYSTEM_MODULES = {
+    "os", "subprocess", "shutil", "pathlib", "socket", "signal", "multiprocessing", "threading", "sqlite3", "urllib",
+    "requests", "http", "tempfile", "glob", "pty", "resource", "io",
 }
 
 
@@ -39,46 +44,94 @@ def review(cells: Iterable[tuple[str, str]], library_implementations: list[str])
     Args:
         cells: the learner's own code cells, as (label, source).
         library_implementations: dotted names (``torch.nn.functional.softmax``) of library functions
-            that compute what the assignment asks for.
+            and classes that compute what the assignment asks for. A method of ``torch.Tensor`` is
+            found on any object (``scores.softmax(-1)``); anything else where it is reached through
+            a module (``F.softmax``, ``tc.Transformer``), imported by name, or named in a string.
     """
-    library = {}
-    for path in library_implementations:
-        library.setdefault(path.rsplit(".", 1)[-1], []).append(path)
     findings = []
     for label, source in cells:
-        found = _names(source)
-        if found is None:
+        uses = _uses(source)
+        if uses is None:
             continue
-        names, reached = found
-        used = sorted(name for name in reached if name in library)
-        if used:
-            paths = sorted({path for name in used for path in library[name]})
-            findings.append(f"{label}: uses the library's own {', '.join(used)} ({', '.join(paths)})")
-        meta = sorted(names & META_PROGRAMMING)
-        patched = _patched_libraries(source)
-        if patched:
-            findings.append(f"{label}: changes a library ({', '.join(patched)})")
+        library = sorted({path for path in library_implementations if uses.reaches(path)})
+        if library:
+            findings.append(f"{label}: uses the library's own {', '.join(sorted({path.rsplit('.', 1)[-1] for path in library}))} ({', '.join(library)})")
+        if uses.patched:
+            findings.append(f"{label}: changes a library ({', '.join(sorted(uses.patched))})")
+        meta = sorted((uses.names & META_NAMES) | (uses.modules & META_MODULES) | (uses.attributes & META_ATTRIBUTES) | (uses.defined & META_ATTRIBUTES))
         if meta:
             findings.append(f"{label}: meta-programming ({', '.join(meta)})")
-        system = sorted(names & SYSTEM_ACCESS)
+        system = sorted((uses.names & SYSTEM_NAMES) | (uses.modules & SYSTEM_MODULES))
         if system:
             findings.append(f"{label}: file, process or network access ({', '.join(system)})")
     return findings
 
 
-def _patched_libraries(source: str) -> list[str]:
-    """The library attributes ``source`` assigns or deletes (``torch.testing.assert_close = ...``)."""
+@dataclass
+class _Uses:
+    """What one cell's code refers to."""
+
+    names: set[str] = field(default_factory=set)  # plain names it reads or calls
+    defined: set[str] = field(default_factory=set)  # functions and classes it defines
+    modules: set[str] = field(default_factory=set)  # every part of every module it imports
+    imported: set[str] = field(default_factory=set)  # "module.name" of each `from module import name`
+    local_names: set[str] = field(default_factory=set)  # the names those imports bind
+    chains: list[tuple[str, str]] = field(default_factory=list)  # (root name, last attribute) of a.b.c
+    attributes: set[str] = field(default_factory=set)  # every attribute name
+    strings: set[str] = field(default_factory=set)  # string constants that are identifiers
+    patched: set[str] = field(default_factory=set)  # library attributes it assigns or deletes
+
+    def reaches(self, path: str) -> bool:
+        """Does the cell use ``path`` (``torch.nn.functional.softmax``)? See :func:`review`."""
+        owner, _, name = path.rpartition(".")
+        by_name = "getattr" in self.names and name in self.strings  # getattr(F, "softmax")
+        if owner == "torch.Tensor":
+            return name in self.attributes or by_name
+        aliases = LIBRARY_ALIASES | self.modules | self.local_names
+        library = path.split(".")[0]
+        return (
+            any(last == name and root in aliases for root, last in self.chains)
+            or any(full.rsplit(".", 1)[-1] == name and full.split(".")[0] == library for full in self.imported)
+            or by_name
+        )
+
+
+def _uses(source: str) -> _Uses | None:
     tree = _parse(source)
-    patched = set()
-    for node in ast.walk(tree) if tree is not None else ():
-        targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
-        for target in targets:
-            root = target
-            while isinstance(root, (ast.Attribute, ast.Subscript)):
-                root = root.value
-            if isinstance(target, ast.Attribute) and isinstance(root, ast.Name) and root.id in LIBRARY_ALIASES:
-                patched.add(ast.unparse(target))
-    return sorted(patched)
+    if tree is None:
+        return None
+    uses = _Uses()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            uses.names.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            uses.defined.add(node.name)
+        elif isinstance(node, ast.Attribute):
+            uses.attributes.add(node.attr)
+            root = node.value
+            while isinstance(root, (ast.Attribute, ast.Call, ast.Subscript)):
+                root = root.func if isinstance(root, ast.Call) else root.value
+            if isinstance(root, ast.Name):
+                uses.chains.append((root.id, node.attr))
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                uses.modules.update(alias.name.split("."))
+                uses.modules.add(alias.asname or alias.name.split(".")[0])
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            uses.modules.update(node.module.split("."))
+            uses.imported.update(f"{node.module}.{alias.name}" for alias in node.names)
+            uses.local_names.update(alias.asname or alias.name for alias in node.names)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.isidentifier():
+            uses.strings.add(node.value)
+        if isinstance(node, (ast.Assign, ast.Delete, ast.AugAssign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
+            for target in targets:
+                root = target
+                while isinstance(root, (ast.Attribute, ast.Subscript)):
+                    root = root.value
+                if isinstance(target, ast.Attribute) and isinstance(root, ast.Name) and root.id in LIBRARY_ALIASES:
+                    uses.patched.add(ast.unparse(target))
+    return uses
 
 
 def _parse(source: str) -> ast.Module | None:
@@ -87,35 +140,9 @@ def _parse(source: str) -> ast.Module | None:
         from IPython.core.inputtransformer2 import TransformerManager
 
         source = TransformerManager().transform_cell(source)
-    except Exception:
+    except Exception:  # IPython missing, or a cell its transformer cannot read: parse it as it is
         pass
     try:
         return ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-
-
-def _names(source: str) -> tuple[set[str], set[str]] | None:
-    """The names ``source`` uses: (all of them, those reached through a module or object).
-
-    The second set holds attributes (``torch.softmax``, ``x.softmax``), names imported from a
-    module and string constants (``getattr(F, "softmax")``), but not plain names: a learner's own
-    ``softmax`` is not the library's.
-    """
-    tree = _parse(source)
-    if tree is None:
-        return None
-    names: set[str] = set()
-    reached: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name):
-            names.add(node.id)
-        elif isinstance(node, ast.Attribute):
-            reached.add(node.attr)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            modules = [alias.name for alias in node.names] + ([node.module] if isinstance(node, ast.ImportFrom) and node.module else [])
-            for module in modules:
-                reached.update(module.split("."))
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.isidentifier():
-            reached.add(node.value)
-    return names | reached, reached
