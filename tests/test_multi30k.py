@@ -1,12 +1,62 @@
-"""The real-corpus loader: Hugging Face dataset, local JSONL or TSV, and the multi30k task."""
+"""The real-corpus loader: the dataset's own files, the Hugging Face dataset, local JSONL or TSV, and the multi30k task."""
 
+import gzip
 import sys
 import types
+from pathlib import Path
 
 import pytest
 
-from transformer_course.data import load_multi30k, multi30k_task, read_pairs, split_pairs, task_from_dict
+from transformer_course.data import load_multi30k, multi30k_task, read_pairs, read_parallel_files, split_pairs, task_from_dict
 from transformer_course.data import tasks as tasks_module
+
+SHARED_MULTI30K = Path(__file__).resolve().parents[2] / "shared" / "data" / "multi30k"
+needs_the_corpus = pytest.mark.skipif(
+    not (SHARED_MULTI30K / "train.de.gz").is_file(), reason=f"the Multi30k corpus is not at {SHARED_MULTI30K}"
+)
+
+
+def _write_layout(directory: Path, gzipped: bool, pairs: dict[str, list[tuple[str, str]]]) -> Path:
+    """The dataset's own layout: <split name>.de and .en, line-aligned."""
+    names = {"train": "train", "validation": "val", "test": "test_2016_flickr"}
+    for split, rows in pairs.items():
+        for column, language in enumerate(("de", "en")):
+            text = "".join(row[column] + "\n" for row in rows)
+            path = directory / f"{names[split]}.{language}{'.gz' if gzipped else ''}"
+            path.write_bytes(gzip.compress(text.encode()) if gzipped else text.encode())
+    return directory
+
+
+PAIRS = {
+    "train": [("Ein Hund\tläuft.", "A dog runs."), ("Zwei Katzen.", "Two cats.")],
+    "validation": [("Ein Mann.", "A man.")],
+    "test": [("Eine Frau.", "A woman.")],
+}
+
+
+@pytest.mark.parametrize("gzipped", [True, False], ids=["gzipped", "plain"])
+def test_the_datasets_own_layout_is_read_gzipped_or_not(tmp_path, gzipped):
+    assert load_multi30k(_write_layout(tmp_path, gzipped, PAIRS)) == PAIRS
+
+
+def test_a_tab_inside_a_sentence_stays_in_it(tmp_path):
+    splits = load_multi30k(_write_layout(tmp_path, True, PAIRS))
+    assert splits["train"][0][0] == "Ein Hund\tläuft."
+
+
+def test_files_of_different_lengths_are_refused_naming_both_and_their_counts(tmp_path):
+    (tmp_path / "train.de").write_text("eins\nzwei\ndrei\n")
+    (tmp_path / "train.en").write_text("one\ntwo\n")
+    with pytest.raises(ValueError, match=r"train\.de has 3 lines but .*train\.en has 2"):
+        read_parallel_files(tmp_path / "train.de", tmp_path / "train.en")
+
+
+@needs_the_corpus
+def test_the_shared_corpus_has_the_standard_splits_and_its_tab_line():
+    splits = load_multi30k(SHARED_MULTI30K)
+    assert {split: len(pairs) for split, pairs in splits.items()} == {"train": 29_000, "validation": 1_014, "test": 1_000}
+    assert "\t" in splits["train"][7_365][0]  # line 7,366 of train.de
+    assert splits["test"][0] == ("Ein Mann mit einem orangefarbenen Hut, der etwas anstarrt.", "A man in an orange hat starring at something.")
 
 
 def test_jsonl_and_tsv_files_give_the_same_pairs(fixtures):
@@ -52,7 +102,7 @@ def test_a_tsv_line_without_two_columns_is_reported(tmp_path):
 
 def test_a_directory_missing_a_split_is_reported(tmp_path):
     (tmp_path / "train.tsv").write_text("a\tb\n")
-    with pytest.raises(FileNotFoundError, match="validation.jsonl or validation.tsv"):
+    with pytest.raises(FileNotFoundError, match=r"no val\.de\[\.gz\] and val\.en\[\.gz\], nor validation\.jsonl or validation\.tsv"):
         load_multi30k(tmp_path)
 
 

@@ -3,7 +3,7 @@
 ==================  ==============================================================
 ``numbers``         English number phrases → Chinese numerals, generated offline
 ``toy_tasks``       copy and reverse, for debugging
-``multi30k``        the Multi30k German → English corpus (Hugging Face or local files)
+``multi30k``        the Multi30k German → English corpus (its own files, Hugging Face, .jsonl/.tsv)
 ``vocabulary``      word- and character-level vocabularies with the special tokens
 ``subword``         a BPE tokenizer trained with Hugging Face ``tokenizers``
 ``batching``        padding, the token budget and bucketing by length
@@ -12,7 +12,7 @@
 """
 
 from .batching import Batch, EncodedPairs, bucketed_batches, make_batch, padding_fractions, random_batches
-from .multi30k import load_multi30k, read_pairs, split_pairs
+from .multi30k import load_multi30k, read_pairs, read_parallel_files, split_pairs
 from .numbers import chinese_numerals, english_words, number_splits, parse_chinese, parse_english
 from .subword import SubwordTokenizer, train_subword_tokenizer
 from .tasks import TASKS, TranslationTask, copy_task, load_task, multi30k_task, numbers_task, reverse_task, task_from_dict, tokenizer_from_dict
@@ -45,6 +45,7 @@ __all__ = [
     "parse_english",
     "random_batches",
     "read_pairs",
+    "read_parallel_files",
     "reverse_task",
     "split_pairs",
     "task_from_dict",

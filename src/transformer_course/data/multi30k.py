@@ -4,23 +4,32 @@
     en: Two young men are playing soccer on a field.
 
 The standard splits are 29,000 training, 1,014 validation and 1,000 test pairs (the 2016 Flickr
-test set). Two sources give the same pairs:
+test set). Three sources give the same pairs:
 
+* the dataset's own files (the ``data/task1/raw`` folder of its repository): one file per split and
+  language, line *i* of the German file translating line *i* of the English one, gzipped or not:
+  ``train.de.gz`` + ``train.en.gz``, ``val.*`` and ``test_2016_flickr.*``. This is what the course
+  reads offline (``../shared/data/multi30k``);
 * the Hugging Face dataset ``bentrevett/multi30k`` (on Colab; needs ``pip install datasets``,
   imported only when used);
 * local files, one per split: ``train``, ``validation`` and ``test`` with the suffix ``.jsonl``
-  (one ``{"de": ..., "en": ...}`` object per line, the dataset's own rows) or ``.tsv``
-  (``german<TAB>english`` per line). A single such file is split by :func:`split_pairs`.
+  (one ``{"de": ..., "en": ...}`` object per line, the Hugging Face rows) or ``.tsv``
+  (``german<TAB>english`` per line). A ``.tsv`` file cannot hold a sentence that contains a tab
+  (line 7,366 of Multi30k's ``train.de`` does): use the dataset's own files or ``.jsonl`` for those.
+  A single such file is split by :func:`split_pairs`.
 """
 
 from __future__ import annotations
 
+import gzip
 import json
 import random
 from pathlib import Path
 
 DATASET_NAME = "bentrevett/multi30k"
 SPLIT_NAMES = ("train", "validation", "test")
+# The file names of the splits in the dataset's own layout: <name>.<language>[.gz].
+RAW_SPLIT_NAMES = {"train": "train", "validation": "val", "test": "test_2016_flickr"}
 Pair = tuple[str, str]
 
 
@@ -54,6 +63,43 @@ def read_pairs(path: str | Path, source_language: str = "de", target_language: s
     return pairs
 
 
+def read_parallel_files(source_path: str | Path, target_path: str | Path) -> list[Pair]:
+    """Pair line *i* of ``source_path`` with line *i* of ``target_path`` (UTF-8, gzipped if ``.gz``).
+
+    Lines are split at newlines only, so a tab or any other character inside a sentence stays in it.
+
+    Raises:
+        ValueError: the two files have different numbers of lines.
+    """
+    source_lines, target_lines = _lines(Path(source_path)), _lines(Path(target_path))
+    if len(source_lines) != len(target_lines):
+        raise ValueError(
+            f"{source_path} has {len(source_lines):,} lines but {target_path} has {len(target_lines):,}: "
+            "the two languages of a split must be line-aligned"
+        )
+    return list(zip(source_lines, target_lines))
+
+
+def _lines(path: Path) -> list[str]:
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8", newline="") as file:
+        text = file.read()
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()  # the newline that ends the last line
+    return [line.removesuffix("\r") for line in lines]
+
+
+def raw_split_files(directory: Path, split: str, source_language: str, target_language: str) -> tuple[Path, Path] | None:
+    """The two files of ``split`` in the dataset's own layout in ``directory`` (gzipped or not), if there."""
+    name = RAW_SPLIT_NAMES[split]
+    for suffix in (".gz", ""):
+        source, target = directory / f"{name}.{source_language}{suffix}", directory / f"{name}.{target_language}{suffix}"
+        if source.is_file() and target.is_file():
+            return source, target
+    return None
+
+
 def split_pairs(
     pairs: list[Pair], seed: int = 0, validation_fraction: float = 0.05, test_fraction: float = 0.05
 ) -> dict[str, list[Pair]]:
@@ -78,8 +124,9 @@ def load_multi30k(
     """The train / validation / test pairs of Multi30k (or of any corpus in the same formats).
 
     Args:
-        path: ``None`` for the Hugging Face dataset; a directory with ``train``, ``validation``
-            and ``test`` files (``.jsonl`` or ``.tsv``); or one such file, split by ``seed``.
+        path: ``None`` for the Hugging Face dataset; a directory in the dataset's own layout
+            (``train.de.gz`` …) or with ``train``, ``validation`` and ``test`` files (``.jsonl`` or
+            ``.tsv``); or one such file, split by ``seed``.
         source_language, target_language: the JSONL keys (and the dataset's columns).
         seed: shuffles a single file before it is split.
 
@@ -95,10 +142,18 @@ def load_multi30k(
         raise FileNotFoundError(f"no such file or directory: {path}")
     splits = {}
     for split in SPLIT_NAMES:
+        raw = raw_split_files(path, split, source_language, target_language)
         files = [path / f"{split}{suffix}" for suffix in (".jsonl", ".tsv") if (path / f"{split}{suffix}").exists()]
-        if not files:
-            raise FileNotFoundError(f"{path} has no {split}.jsonl or {split}.tsv")
-        splits[split] = read_pairs(files[0], source_language, target_language)
+        if raw is not None:
+            splits[split] = read_parallel_files(*raw)
+        elif files:
+            splits[split] = read_pairs(files[0], source_language, target_language)
+        else:
+            name = RAW_SPLIT_NAMES[split]
+            raise FileNotFoundError(
+                f"{path} has no {name}.{source_language}[.gz] and {name}.{target_language}[.gz], "
+                f"nor {split}.jsonl or {split}.tsv"
+            )
     return splits
 
 
