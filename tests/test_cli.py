@@ -51,7 +51,7 @@ def test_multi30k_trains_and_scores_bleu_on_local_files(tmp_path, capsys, fixtur
     assert code == 0
     code, results = run_command(capsys, "evaluate", tmp_path, "--split", "validation", "--beam", 2, "--alpha", 0.6)
     assert code == 0 and results["task"] == "multi30k" and results["examples"] == 10
-    assert {"bleu", "bleu_lowercase", "exact_match"} <= set(results)
+    assert {"sacrebleu", "sacrebleu_lowercase", "tokenised_lowercase_bleu", "exact_match"} <= set(results)
 
 
 def test_a_non_finite_loss_exits_with_status_1_and_says_why(tmp_path, capsys, monkeypatch):

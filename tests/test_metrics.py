@@ -1,9 +1,9 @@
-"""Exact match and BLEU (sacreBLEU, and the lowercased variant)."""
+"""Exact match and the three BLEU scores, each against sacreBLEU computed directly on known sentences."""
 
 import pytest
 import sacrebleu
 
-from transformer_course.metrics import bleu_scores, corpus_bleu, exact_match
+from transformer_course.metrics import bleu_scores, corpus_bleu, exact_match, tokenised_lowercase_bleu
 
 
 def test_exact_match_is_the_percentage_of_identical_strings():
@@ -25,8 +25,32 @@ def test_lowercased_bleu_ignores_case_and_cased_bleu_does_not():
     hypotheses = ["a man rides a bicycle on the street."]
     references = ["A Man rides a bicycle on the Street."]
     scores = bleu_scores(hypotheses, references)
-    assert scores["bleu_lowercase"] == pytest.approx(100.0)
-    assert scores["bleu"] < 100.0
+    assert scores["sacrebleu_lowercase"] == pytest.approx(100.0)
+    assert scores["sacrebleu"] < 100.0
+
+
+HYPOTHESES = ["Two young, White men don't play soccer on a field.", "A boy-scout sits in a 3-year-old U.S. car!"]
+REFERENCES = ["Two young white men are playing soccer in a field.", "A boy scout sits in a three-year-old car."]
+
+
+def test_the_three_bleu_scores_are_sacrebleus_own_on_the_same_text():
+    scores = bleu_scores(HYPOTHESES, REFERENCES)
+    assert scores["sacrebleu"] == pytest.approx(sacrebleu.corpus_bleu(HYPOTHESES, [REFERENCES]).score)
+    assert scores["sacrebleu_lowercase"] == pytest.approx(sacrebleu.corpus_bleu(HYPOTHESES, [REFERENCES], lowercase=True).score)
+    # spaCy's English words, lowercased, as torchtext's lowercasing Field made them:
+    hypotheses = ["two young , white men do n't play soccer on a field .", "a boy - scout sits in a 3 - year - old u.s. car !"]
+    references = ["two young white men are playing soccer in a field .", "a boy scout sits in a three - year - old car ."]
+    expected = sacrebleu.corpus_bleu(hypotheses, [references], tokenize="none", smooth_method="none").score
+    assert scores["tokenised_lowercase_bleu"] == pytest.approx(expected)
+
+
+def test_tokenised_bleu_splits_what_sacrebleu_keeps_whole_so_the_scores_differ():
+    scores = bleu_scores(HYPOTHESES, REFERENCES)
+    assert len({round(score, 6) for score in scores.values()}) == 3
+
+
+def test_tokenised_bleu_of_identical_text_is_100():
+    assert tokenised_lowercase_bleu(REFERENCES, REFERENCES) == pytest.approx(100.0)
 
 
 def test_mismatched_lists_are_rejected():

@@ -27,7 +27,7 @@ def evaluate(
 
     Returns:
         ``{"split", "examples", "beam_size", "exact_match"}`` and, for a BLEU task,
-        ``"bleu"`` (sacreBLEU) and ``"bleu_lowercase"`` (sacreBLEU on lowercased text); scores in percent.
+        the three BLEU scores of :func:`~transformer_course.metrics.bleu_scores`; scores in percent.
     """
     if split not in task.splits:
         raise ValueError(f"task {task.name!r} has no split {split!r}; it has {sorted(task.splits)}")
