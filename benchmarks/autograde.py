@@ -23,6 +23,7 @@ from pathlib import Path
 import torch
 
 from transformer_course.grading.autograde import autograde
+from transformer_course.device import describe_machine
 from transformer_course.grading.course import copy_course
 
 REPOSITORY = Path(__file__).resolve().parents[1]
@@ -43,16 +44,6 @@ def grade_class(assignment: str, copies: int, jobs: int | None, sandbox: bool) -
         return time.perf_counter() - start, results
 
 
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--assignment", default="01-attention")
@@ -60,7 +51,7 @@ def main() -> None:
     arguments = parser.parse_args()
 
     cores = os.cpu_count() or 1
-    print(f"machine: {cpu_model()}, {cores} cores; Python {platform.python_version()}, torch {torch.__version__}")
+    print(f"machine: {describe_machine()}; Python {platform.python_version()}, torch {torch.__version__}")
     print(f"load average before: {' '.join(f'{load:.2f}' for load in os.getloadavg())}")
     print(f"grading {arguments.copies} copies of the {arguments.assignment} solution\n")
     seconds = {}

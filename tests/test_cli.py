@@ -54,6 +54,23 @@ def test_multi30k_trains_and_scores_bleu_on_local_files(tmp_path, capsys, fixtur
     assert {"sacrebleu", "sacrebleu_lowercase", "tokenised_lowercase_bleu", "exact_match"} <= set(results)
 
 
+def test_record_keeps_the_runs_command_curves_scores_examples_and_attention(tmp_path, capsys, fixtures):
+    run_command(
+        capsys, "train", "--task", "multi30k", "--data", fixtures / "multi30k", "--vocab-size", 200, "--max-steps", 4,
+        "--validate-every", 2, "--max-tokens", 256, "--out", tmp_path, "--no-progress", *TINY_MODEL,
+    )  # fmt: skip
+    code, results = run_command(capsys, "record", tmp_path, "--out", tmp_path / "record.json", "--examples", 3, "--beam", 2)
+    record = json.loads((tmp_path / "record.json").read_text(encoding="utf-8"))
+    assert code == 0 and results["record"] == str(tmp_path / "record.json")
+    assert record["provenance"]["commands"][0].startswith("transformer-course train --task multi30k")
+    assert record["steps"] == 4 and [row["step"] for row in record["history"]["validation"]] == [2, 4]
+    assert record["test"]["beam"]["beam_size"] == 2 and "tokenised_lowercase_bleu" in record["test"]["greedy"]
+    assert len(record["examples"]) == 3 and set(record["examples"][0]) == {"source", "reference", "greedy", "beam"}
+    attention = record["cross_attention"]
+    assert len(attention["weights"]) == len(attention["target_pieces"]) and len(attention["weights"][0]) == len(attention["source_pieces"])
+    assert all(abs(sum(row) - 1) < 1e-3 for row in attention["weights"])
+
+
 def test_a_non_finite_loss_exits_with_status_1_and_says_why(tmp_path, capsys, monkeypatch):
     def diverging_train(*arguments, **options):
         raise NonFiniteLossError("the training loss became nan at step 3")

@@ -7,6 +7,7 @@ Learners:
     transformer-course check NOTEBOOK.ipynb                    run a notebook's visible tests
     transformer-course train --task numbers --minutes M        train the final-project model
     transformer-course evaluate CHECKPOINT                     decode a test split and score it
+    transformer-course record CHECKPOINT --out FILE.json       keep a trained run's curves, scores and examples
 
 Each group of commands lives beside the code it drives and registers itself here.
 """
@@ -32,7 +33,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Parse ``argv`` and run the chosen command; returns the process exit code."""
+    argv = sys.argv[1:] if argv is None else list(argv)
     arguments = build_parser().parse_args(argv)
+    arguments.command_line = ["transformer-course", *argv]  # as typed, for the records of a run
     return arguments.run(arguments) or 0
 
 

@@ -8,6 +8,10 @@ float16 with a gradient scaler otherwise (e.g. Colab's T4, compute capability 7.
 
 from __future__ import annotations
 
+import os
+import platform
+from pathlib import Path
+
 import torch
 
 BFLOAT16_MIN_CAPABILITY = 8  # Ampere (sm80) and newer have bfloat16 tensor cores
@@ -30,3 +34,19 @@ def autocast_dtype(device: torch.device | str) -> torch.dtype | None:
         return None
     major, _minor = torch.cuda.get_device_capability(device)
     return torch.bfloat16 if major >= BFLOAT16_MIN_CAPABILITY else torch.float16
+
+
+def describe_machine(device: torch.device | str = "cpu") -> str:
+    """The machine in a few words, for records of measurements: ``"AMD EPYC, 2 cores"``, or the GPU's name."""
+    device = torch.device(device)
+    if device.type == "cuda":
+        return torch.cuda.get_device_name(device)
+    model = platform.processor() or "unknown CPU"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{model}, {os.cpu_count()} cores"

@@ -42,6 +42,10 @@ class SubwordTokenizer:
         """Text → ids, without ``<bos>``/``<eos>``."""
         return self.tokenizer.encode(text).ids
 
+    def pieces(self, ids: Sequence[int]) -> list[str]:
+        """Ids → the pieces they stand for, special tokens included (labels for attention maps)."""
+        return [self.tokenizer.id_to_token(int(index)) or SPECIAL_TOKENS[UNK_ID] for index in ids]
+
     def decode(self, ids: Sequence[int]) -> str:
         """Ids → text: stops at the first ``<eos>``, drops the special tokens."""
         ids = [int(index) for index in ids]

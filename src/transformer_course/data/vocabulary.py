@@ -66,6 +66,10 @@ class Vocabulary:
         """Text → ids, without ``<bos>``/``<eos>`` (the batching adds them)."""
         return [self.ids.get(token, UNK_ID) for token in self.tokenize(text)]
 
+    def pieces(self, ids: Sequence[int]) -> list[str]:
+        """Ids → the tokens they stand for, special tokens included (labels for attention maps)."""
+        return [self.tokens[int(index)] if 0 <= int(index) < len(self.tokens) else SPECIAL_TOKENS[UNK_ID] for index in ids]
+
     def decode(self, ids: Sequence[int]) -> str:
         """Ids → text: stops at the first ``<eos>``, drops ``<pad>`` and ``<bos>``."""
         tokens = []

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import sys
 import time
 from dataclasses import fields
@@ -32,7 +33,7 @@ MODEL_OPTIONS = {
 }  # fmt: skip
 TRAINING_OPTIONS = {
     "max_tokens": int, "warmup_steps": int, "learning_rate_scale": float, "label_smoothing": float,
-    "clip_norm": float, "validate_every": int, "log_every": int,
+    "clip_norm": float, "validate_every": int, "validation_examples": int, "log_every": int,
 }  # fmt: skip
 
 
@@ -74,6 +75,18 @@ def register(subcommands: argparse._SubParsersAction) -> None:
     parser.add_argument("--threads", type=int, default=None, help="CPU threads for PyTorch")
     parser.set_defaults(run=run_evaluate)
 
+    parser = subcommands.add_parser(
+        "record", help="write a small JSON record of a trained run: settings, curves, test scores, examples, attention"
+    )
+    parser.add_argument("checkpoint", help="a checkpoint.pt written by train (or its directory)")
+    parser.add_argument("--out", required=True, help="the JSON file to write (e.g. book/records/multi30k-cpu.json)")
+    parser.add_argument("--beam", type=int, default=4, help="beam size of the beam-search scores (default: %(default)s)")
+    parser.add_argument("--alpha", type=float, default=0.6, help="length penalty exponent (default: %(default)s, the paper's)")
+    parser.add_argument("--examples", type=int, default=12, help="test sentences to keep with their translations")
+    parser.add_argument("--device", default=None, help="auto (default), cpu, cuda …")
+    parser.add_argument("--threads", type=int, default=None, help="CPU threads for PyTorch")
+    parser.set_defaults(run=run_record)
+
 
 def _train_description() -> str:
     return (
@@ -92,7 +105,8 @@ def run_train(arguments: argparse.Namespace) -> int:
     task_name, model_config, training_config, task = _resolve_settings(arguments)
     started = time.monotonic()
     try:
-        result = train(task, training_config, model_config, resume=arguments.resume, progress=not arguments.no_progress)
+        command = shlex.join(arguments.command_line)
+        result = train(task, training_config, model_config, resume=arguments.resume, progress=not arguments.no_progress, command=command)
     except NonFiniteLossError as error:
         print(f"error: {error}", file=sys.stderr)
         _print_json({"task": task_name, "error": str(error)})
@@ -160,15 +174,28 @@ def _given(arguments: argparse.Namespace, names: list[str]) -> dict:
 
 def run_evaluate(arguments: argparse.Namespace) -> int:
     _set_threads(arguments)
-    path = Path(arguments.checkpoint)
-    if path.is_dir():
-        path = path / CHECKPOINT_NAME
+    path = _checkpoint_path(arguments.checkpoint)
     started = time.monotonic()
     model, task, state = load_trained_model(path, arguments.device)
     scores = evaluate(model, task, arguments.split, beam_size=arguments.beam, alpha=arguments.alpha, limit=arguments.limit)
     seconds = round(time.monotonic() - started, 1)
     _print_json({"checkpoint": str(path), "task": task.name, "step": state["progress"]["step"], **scores, "seconds": seconds})
     return 0
+
+
+def run_record(arguments: argparse.Namespace) -> int:
+    from .record import make_record, write_record
+
+    _set_threads(arguments)
+    record = make_record(_checkpoint_path(arguments.checkpoint), arguments.beam, arguments.alpha, arguments.examples, arguments.device)
+    path = write_record(record, arguments.out)
+    _print_json({"record": str(path), "greedy": record["test"]["greedy"], "beam": record["test"]["beam"]})
+    return 0
+
+
+def _checkpoint_path(path: str) -> Path:
+    path = Path(path)
+    return path / CHECKPOINT_NAME if path.is_dir() else path
 
 
 def _print_json(values: dict) -> None:

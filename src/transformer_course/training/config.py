@@ -61,6 +61,9 @@ class TrainingConfig:
         label_smoothing: ε_ls (paper: 0.1).
         clip_norm: clip the gradient's global norm to this (``None``: no clipping).
         validate_every: steps between validations; a checkpoint is written after each one.
+        validation_examples: decode only the first this many validation pairs for the validation
+            score (``None``: all); the validation loss always uses every pair. Decoding is the
+            slow part of a validation on a CPU.
         log_every: steps between the training-loss points of the curve.
         seed: seeds the model's initialisation, dropout and the batch order.
         device: ``"auto"`` (a GPU if there is one), ``"cpu"``, ``"cuda"``, ``"cuda:1"`` …
@@ -75,6 +78,7 @@ class TrainingConfig:
     label_smoothing: float = 0.1
     clip_norm: float | None = 1.0
     validate_every: int = 500
+    validation_examples: int | None = None
     log_every: int = 50
     seed: int = 0
     device: str = "auto"

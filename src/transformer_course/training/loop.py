@@ -27,6 +27,7 @@ import json
 import math
 import time
 from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 
 import torch
@@ -36,7 +37,7 @@ from torch.nn.parallel import DistributedDataParallel
 from tqdm.auto import tqdm
 
 from ..data import PAD_ID, TranslationTask, bucketed_batches, make_batch, task_from_dict
-from ..device import autocast_dtype, default_device
+from ..device import autocast_dtype, default_device, describe_machine
 from ..masks import padding_mask
 from .checkpoint import load_checkpoint, save_checkpoint
 from .config import ModelConfig, TrainingConfig
@@ -87,6 +88,7 @@ def train(
     model: nn.Module | None = None,
     resume: bool = False,
     progress: bool = True,
+    command: str | None = None,
 ) -> TrainingResult:
     """Train an encoder-decoder Transformer on ``task``.
 
@@ -98,6 +100,8 @@ def train(
             ``model_config.build(...)`` under ``config.seed``.
         resume: continue from ``config.out_dir/checkpoint.pt`` if it exists.
         progress: show a progress bar.
+        command: the command line that started this run, kept in the checkpoint's provenance
+            (with the machine and the date) for records of the run.
 
     Raises:
         NonFiniteLossError: the loss became NaN or infinite, or (:class:`NonFiniteGradientError`)
@@ -108,7 +112,7 @@ def train(
     device = local_device(device)
     group = join_process_group(device)
     try:
-        return _Run(task, config, model_config, model, device, group, progress).run(resume)
+        return _Run(task, config, model_config, model, device, group, progress, command).run(resume)
     finally:
         group.close()
 
@@ -116,7 +120,7 @@ def train(
 class _Run:
     """The state of one training run, and the loop that advances it."""
 
-    def __init__(self, task, config, model_config, model, device, group: ProcessGroup, progress: bool):
+    def __init__(self, task, config, model_config, model, device, group: ProcessGroup, progress: bool, command: str | None = None):
         self.task, self.config, self.model_config, self.device, self.group = task, config, model_config, device, group
         self.out_dir = Path(config.out_dir) if config.out_dir is not None else None
         torch.manual_seed(config.seed)
@@ -138,12 +142,19 @@ class _Run:
         self.step, self.epoch, self.batch_in_epoch, self.seconds_before = 0, 0, 0, 0.0
         self.history: dict = {"train": [], "validation": []}
         self.progress = progress and group.is_main
+        self.command = command
+        self.provenance = {
+            "commands": [], "machine": describe_machine(device), "device": str(device), "processes": group.world_size,
+            "threads": torch.get_num_threads(), "torch": str(torch.__version__), "started": date.today().isoformat(),
+        }  # fmt: skip
 
     # ---- the loop ------------------------------------------------------------------------
 
     def run(self, resume: bool) -> TrainingResult:
         if resume:
             self._restore()
+        if self.command is not None:
+            self.provenance["commands"].append(self.command)
         network = self.model
         if self.group.is_distributed:
             network = DistributedDataParallel(self.model, device_ids=[self.device.index] if self.device.type == "cuda" else None)
@@ -259,9 +270,9 @@ class _Run:
         if not math.isfinite(validation_loss):
             # Only the main process validates; torchrun stops the others when it exits.
             raise NonFiniteLossError(self._non_finite_message(f"the validation loss became {validation_loss}", updated=True))
-        scores = evaluate(self.model, self.task, "validation")
+        scores = evaluate(self.model, self.task, "validation", limit=self.config.validation_examples)
         row = {"step": self.step, "validation_loss": validation_loss}
-        row.update({f"validation_{name}": scores[name] for name in ("exact_match", "bleu") if name in scores})
+        row.update({f"validation_{name}": scores[name] for name in ("exact_match", "sacrebleu") if name in scores})
         self.history["validation"].append(row)
         self.model.train()
         if self.out_dir is None:
@@ -285,6 +296,7 @@ class _Run:
             "progress": {"step": self.step, "epoch": self.epoch, "batch_in_epoch": self.batch_in_epoch, "seconds": seconds},
             "history": self.history,
             "random_states": random_states,
+            "provenance": self.provenance,
         }
 
     def _random_states(self) -> list:
@@ -317,6 +329,7 @@ class _Run:
             progress["step"], progress["epoch"], progress["batch_in_epoch"], progress["seconds"]
         )
         self.history = state["history"]
+        self.provenance = state.get("provenance", self.provenance)
         states = state["random_states"]
         if len(states) == self.group.world_size:
             mine = states[self.group.rank]

@@ -1,0 +1,104 @@
+"""A record of a trained run, small enough to commit: what the book shows of a run it cannot repeat.
+
+    transformer-course record runs/multi30k --out book/records/multi30k-cpu.json --beam 4 --alpha 0.6
+
+Training Multi30k for half an hour at every build of the book would make the book slow to build,
+so chapter 8 reads this record instead: how the run was made (its command lines, the machine, the
+date, the model and recipe), its learning curves, its test scores with greedy decoding and with
+beam search (the three BLEU scores of :mod:`transformer_course.metrics`), a dozen test sentences
+with the model's translations beside the references, and the cross-attention of one of them. All
+of it is computed here, from the checkpoint; the page draws and quotes only what the file holds.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import torch
+
+from ..data import PAD_ID, bucketed_batches
+from ..decoding import translate
+from ..masks import padding_mask
+from ..model import recording_attention
+from .evaluation import evaluate
+from .loop import load_trained_model
+
+
+def make_record(checkpoint: str | Path, beam_size: int = 4, alpha: float = 0.6, examples: int = 12, device: str | None = None) -> dict:
+    """The record of the run whose checkpoint is ``checkpoint`` (see the module docstring)."""
+    model, task, state = load_trained_model(checkpoint, device)
+    test = task.splits["test"]
+    greedy = evaluate(model, task, "test")
+    beam = evaluate(model, task, "test", beam_size=beam_size, alpha=alpha)
+    chosen = [test[index] for index in range(0, len(test), max(1, len(test) // examples))][:examples]
+    sources = [source for source, _ in chosen]
+    greedy_translations = translate(model, sources, task.source_tokenizer, task.target_tokenizer)
+    beam_translations = translate(model, sources, task.source_tokenizer, task.target_tokenizer, beam_size, alpha)
+    progress = state["progress"]
+    return {
+        "provenance": state.get("provenance", {}),
+        "model": state["model_config"],
+        "parameters": sum(parameter.numel() for parameter in model.parameters()),
+        "training": state["training_config"],
+        "steps": progress["step"],
+        "epochs": round(_epochs(task, state), 2),
+        "minutes": round(progress["seconds"] / 60, 2),
+        "history": _rounded(state["history"]),
+        "test": {"greedy": _rounded(greedy), "beam": _rounded({**beam, "alpha": alpha})},
+        "examples": [
+            {"source": source, "reference": reference, "greedy": greedy_text, "beam": beam_text}
+            for (source, reference), greedy_text, beam_text in zip(chosen, greedy_translations, beam_translations)
+        ],
+        "cross_attention": cross_attention(model, task, *chosen[0], beam_translations[0]),
+    }
+
+
+def cross_attention(model, task, source: str, reference: str, translation: str) -> dict:
+    """The last decoder layer's cross-attention, averaged over its heads, while the model writes ``translation``.
+
+    Row t is the decoder position that writes target piece t (the last row writes ``<eos>``);
+    column s is source piece s (the last column is the source's ``<eos>``).
+    """
+    device = next(model.parameters()).device
+    source_ids = task.source_tokenizer.encode(source) + [task.source_tokenizer.eos_id]
+    target_ids = task.target_tokenizer.encode(translation)
+    source_tensor = torch.tensor([source_ids], device=device)  # (1, L_src)
+    decoder_input = torch.tensor([[task.target_tokenizer.bos_id] + target_ids], device=device)  # (1, L_tgt)
+    with recording_attention(model), torch.no_grad():
+        model(source_tensor, decoder_input, padding_mask(source_tensor, PAD_ID))
+    weights = model.decoder.layers[-1].cross_attention.attention_weights[0].mean(dim=0)  # (L_tgt, L_src)
+    return {
+        "source": source,
+        "reference": reference,
+        "translation": translation,
+        "source_pieces": task.source_tokenizer.pieces(source_ids),
+        "target_pieces": task.target_tokenizer.pieces(target_ids + [task.target_tokenizer.eos_id]),
+        "weights": [[round(float(weight), 4) for weight in row] for row in weights.cpu()],
+    }
+
+
+def _epochs(task, state: dict) -> float:
+    """Epochs done, with the fraction of the current one."""
+    progress, training = state["progress"], state["training_config"]
+    batches = bucketed_batches(task.encode("train").lengths(), training["max_tokens"], training["seed"], progress["epoch"])
+    per_process = max(1, len(batches) // state.get("provenance", {}).get("processes", 1))
+    return progress["epoch"] + progress["batch_in_epoch"] / per_process
+
+
+def _rounded(value):
+    """Floats to 5 significant digits, so that the record stays a few kilobytes."""
+    if isinstance(value, float):
+        return float(f"{value:.5g}")
+    if isinstance(value, dict):
+        return {key: _rounded(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_rounded(item) for item in value]
+    return value
+
+
+def write_record(record: dict, path: str | Path) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return path
