@@ -146,3 +146,30 @@ def test_a_task_rebuilt_from_its_description_keeps_its_bpe_vocabulary_without_tr
     assert rebuilt.splits == task.splits
     sentence = task.splits["test"][0][1]
     assert rebuilt.target_tokenizer.encode(sentence) == task.target_tokenizer.encode(sentence)
+
+
+def test_on_a_cpu_multi30k_trains_with_its_cpu_recipe(tmp_path, fixtures):
+    from transformer_course.cli import main
+    from transformer_course.training import CPU_RECIPES, RECIPES, load_checkpoint, recipe_for
+
+    assert recipe_for("multi30k", "cpu") is CPU_RECIPES["multi30k"] and recipe_for("multi30k", "cuda") is RECIPES["multi30k"]
+    assert recipe_for("numbers", "cpu") is RECIPES["numbers"]  # a task without a CPU recipe trains the same everywhere
+    main(["train", "--task", "multi30k", "--data", str(fixtures / "multi30k"), "--vocab-size", "200", "--max-steps", "1",
+          "--device", "cpu", "--out", str(tmp_path), "--no-progress"])  # fmt: skip
+    saved = load_checkpoint(tmp_path / "checkpoint.pt")
+    assert saved["model_config"] == CPU_RECIPES["multi30k"].model.to_dict()
+    assert saved["training_config"]["warmup_steps"] == CPU_RECIPES["multi30k"].training["warmup_steps"]
+
+
+@pytest.mark.slow
+@needs_the_corpus
+def test_a_short_run_on_the_real_corpus_lowers_the_loss(tmp_path):
+    from transformer_course.data import multi30k_task
+    from transformer_course.training import CPU_RECIPES, TrainingConfig, train
+
+    recipe = CPU_RECIPES["multi30k"]
+    task = multi30k_task(SHARED_MULTI30K, vocab_size=2000)
+    task.splits["validation"] = task.splits["validation"][:20]  # the run validates once, when it stops
+    config = TrainingConfig(**{**recipe.training, "max_tokens": 1024, "warmup_steps": 20}, max_steps=60, log_every=10, device="cpu")
+    history = train(task, config, recipe.model, progress=False).history["train"]
+    assert history[-1]["train_loss"] < history[0]["train_loss"] - 0.5, [row["train_loss"] for row in history]

@@ -68,8 +68,8 @@ def tokenised_lowercase_bleu(hypotheses: Sequence[str], references: Sequence[str
         return " ".join(token.text.lower() for token in tokenizer(text))
 
     return sacrebleu.corpus_bleu(
-        [words(text) for text in hypotheses], [[words(text) for text in references]], tokenize="none", smooth_method="none"
-    ).score
+        [words(text) for text in hypotheses], [[words(text) for text in references]], tokenize="none", smooth_method="none", force=True
+    ).score  # force: the words are tokenised on purpose
 
 
 @functools.cache

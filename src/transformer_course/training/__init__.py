@@ -12,7 +12,7 @@ training loop with checkpoints, resumption, mixed precision and several processe
 =====================  ==============================================================
 ``label_smoothing``    the loss, ε_ls = 0.1 (§5.4)
 ``schedule``           Adam (β₁ = 0.9, β₂ = 0.98, ε = 10⁻⁹) and the warmup schedule (§5.3)
-``config``             :class:`ModelConfig`, :class:`TrainingConfig`, ``RECIPES``
+``config``             :class:`ModelConfig`, :class:`TrainingConfig`, each task's :class:`Recipe` (``recipe_for``)
 ``loop``               :func:`train`: the loop, checkpoints, resume, NaN guards, DDP
 ``checkpoint``         atomic checkpoint files
 ``distributed``        joining the ``torchrun`` process group
@@ -23,7 +23,7 @@ training loop with checkpoints, resumption, mixed precision and several processe
 """
 
 from .checkpoint import load_checkpoint, save_checkpoint
-from .config import RECIPES, ModelConfig, TrainingConfig
+from .config import CPU_RECIPES, RECIPES, ModelConfig, Recipe, TrainingConfig, recipe_for
 from .evaluation import evaluate, teacher_forced_loss
 from .label_smoothing import LabelSmoothingLoss
 from .loop import NonFiniteGradientError, NonFiniteLossError, TrainingResult, load_trained_model, train
@@ -33,7 +33,9 @@ from .schedule import transformer_learning_rate, transformer_optimizer, warmup_s
 __all__ = [
     "LabelSmoothingLoss",
     "ModelConfig",
+    "CPU_RECIPES",
     "RECIPES",
+    "Recipe",
     "NonFiniteGradientError",
     "NonFiniteLossError",
     "TrainingConfig",
@@ -44,6 +46,7 @@ __all__ = [
     "plot_training_curves",
     "save_checkpoint",
     "teacher_forced_loss",
+    "recipe_for",
     "train",
     "transformer_learning_rate",
     "transformer_optimizer",

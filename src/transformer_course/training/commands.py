@@ -23,8 +23,9 @@ from pathlib import Path
 import torch
 
 from ..data import TASKS, TranslationTask, load_task, task_from_dict
+from ..device import default_device
 from .checkpoint import load_checkpoint
-from .config import RECIPES, ModelConfig, TrainingConfig
+from .config import ModelConfig, TrainingConfig, recipe_for
 from .evaluation import evaluate
 from .loop import CHECKPOINT_NAME, NonFiniteLossError, load_trained_model, train
 
@@ -47,7 +48,7 @@ def register(subcommands: argparse._SubParsersAction) -> None:
         help="multi30k: a directory of train/validation/test .jsonl or .tsv files, or one such file "
         "(default: the Hugging Face dataset)",
     )
-    parser.add_argument("--vocab-size", type=int, default=8000, help="multi30k: size of the shared BPE vocabulary")
+    parser.add_argument("--vocab-size", type=int, default=None, help="multi30k: size of the shared BPE vocabulary (default: the recipe's)")
     parser.add_argument("--minutes", type=float, default=None, help="wall-clock budget (total, across resumptions)")
     parser.add_argument("--max-steps", type=int, default=None, help="step budget (total, across resumptions)")
     parser.add_argument("--out", default=None, help="directory for checkpoint.pt, history.json, curves.png (default: runs/TASK)")
@@ -142,13 +143,14 @@ def _resolve_settings(arguments: argparse.Namespace) -> tuple[str, ModelConfig, 
     task_name = arguments.task or (saved["task"]["name"] if saved else "numbers")
     if saved and task_name != saved["task"]["name"]:
         raise SystemExit(f"error: {out_dir} holds a {saved['task']['name']} run, not {task_name}")
-    recipe = RECIPES[task_name]
+    device = arguments.device or (saved["training_config"]["device"] if saved else "auto")
+    recipe = recipe_for(task_name, (torch.device(device) if device != "auto" else default_device()).type)
 
-    model_values = saved["model_config"] if saved else recipe["model"].to_dict()
+    model_values = saved["model_config"] if saved else recipe.model.to_dict()
     model_values = {**model_values, **_given(arguments, list(MODEL_OPTIONS) + ["norm_first"])}
 
     defaults = {field.name: field.default for field in fields(TrainingConfig)}
-    training_values = saved["training_config"] if saved else {**defaults, **recipe["training"]}
+    training_values = saved["training_config"] if saved else {**defaults, **recipe.training}
     given = _given(arguments, list(TRAINING_OPTIONS) + ["minutes", "max_steps", "seed", "device"])
     if "minutes" in given or "max_steps" in given:  # a new budget replaces the old one entirely
         training_values.update(minutes=None, max_steps=None)
@@ -162,7 +164,8 @@ def _resolve_settings(arguments: argparse.Namespace) -> tuple[str, ModelConfig, 
     if saved:
         task = task_from_dict(saved["task"])
     elif task_name == "multi30k":
-        task = load_task(task_name, path=arguments.data, vocab_size=arguments.vocab_size, seed=training_values["seed"])
+        vocab_size = arguments.vocab_size or recipe.task["vocab_size"]
+        task = load_task(task_name, path=arguments.data, vocab_size=vocab_size, seed=training_values["seed"])
     else:
         task = load_task(task_name, seed=training_values["seed"])
     return task_name, model_config, training_config, task

@@ -266,6 +266,7 @@ class _Run:
             raise NonFiniteLossError(self._non_finite_message("the model's parameters became non-finite", updated=True))
         if not self.group.is_main:
             return
+        validation_started = time.monotonic()
         validation_loss = teacher_forced_loss(self.model, self.validation_pairs, self.criterion, self.config.max_tokens)
         if not math.isfinite(validation_loss):
             # Only the main process validates; torchrun stops the others when it exits.
@@ -273,6 +274,8 @@ class _Run:
         scores = evaluate(self.model, self.task, "validation", limit=self.config.validation_examples)
         row = {"step": self.step, "validation_loss": validation_loss}
         row.update({f"validation_{name}": scores[name] for name in ("exact_match", "sacrebleu") if name in scores})
+        # When it was reached (wall-clock seconds of the run), and what the validation itself cost.
+        row.update(seconds=round(seconds, 1), validation_seconds=round(time.monotonic() - validation_started, 1))
         self.history["validation"].append(row)
         self.model.train()
         if self.out_dir is None:

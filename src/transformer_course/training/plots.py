@@ -28,7 +28,8 @@ def plot_training_curves(history: dict, path: str | Path | None = None, title: s
     )
     losses.set(xlabel="step", ylabel="loss per target token", yscale="log", title="loss")
     losses.legend()
-    metric_names = [key for key in (validation[0] if validation else {}) if key.startswith("validation_") and key != "validation_loss"]
+    not_scores = ("validation_loss", "validation_seconds")
+    metric_names = [key for key in (validation[0] if validation else {}) if key.startswith("validation_") and key not in not_scores]
     for name in metric_names:
         scores.plot([row["step"] for row in validation], [row[name] for row in validation], "o-", label=name.removeprefix("validation_"))
     scores.set(xlabel="step", ylabel="score (%)", ylim=(0, 100), title="validation score")
