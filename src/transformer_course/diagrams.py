@@ -1,0 +1,231 @@
+"""The paper's Figures 1 and 2, drawn from the package, with the shapes of a real forward pass.
+
+    from transformer_course.diagrams import draw_figure_1, draw_figure_2
+    draw_figure_1(highlight={"attention"})      # the encoder-decoder, its attentions in colour
+
+Every box of Figure 1 is labelled with the shape of the tensor that the package's own
+:class:`~transformer_course.Transformer` produces there, recorded by forward hooks on a pass at the
+paper's base size (``d_model`` 512, 8 heads, 6 + 6 layers, ``d_ff`` 2048) over a small batch, so
+the figure cannot drift from the code. Figure 2's shapes come the same way from
+:class:`~transformer_course.MultiHeadAttention`. Each chapter of the book draws the figure with its
+own part highlighted; the parts are the keys of :data:`PARTS`.
+
+Imported on its own, like :mod:`transformer_course.plots`: the package itself does not need matplotlib.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import matplotlib.pyplot as plt
+import torch
+from matplotlib.axes import Axes
+from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
+
+from .masks import padding_mask
+from .model import Transformer
+from .multi_head_attention import MultiHeadAttention
+
+# What a chapter can highlight, and the boxes of Figure 1 each part colours.
+PARTS = {
+    "embeddings": ("source embedding", "target embedding"),
+    "positions": ("source positions", "target positions"),
+    "attention": ("encoder self-attention", "decoder self-attention", "cross-attention"),
+    "masks": ("decoder self-attention", "cross-attention", "encoder self-attention"),
+    "add-norm": ("encoder add & norm 1", "encoder add & norm 2", "decoder add & norm 1", "decoder add & norm 2", "decoder add & norm 3"),
+    "feed-forward": ("encoder feed-forward", "decoder feed-forward"),
+    "output": ("output projection", "softmax", "target tokens"),
+}
+EXAMPLE = {"batch": 2, "source_length": 7, "target_length": 6, "vocabulary": 1000}
+HIGHLIGHT, PLAIN, EDGE = "#f6c453", "#eef0f3", "#4a4f57"
+
+
+@dataclass(frozen=True)
+class _Box:
+    key: str
+    label: str
+    x: float
+    y: float
+    width: float = 0.34
+
+
+@functools.cache
+def transformer_shapes() -> dict[str, tuple[int, ...]]:
+    """The shape of every tensor Figure 1 labels, from one forward pass of the base model.
+
+    The weights are left uninitialised (``to_empty``): only the shapes are kept, so the pass is quick.
+    """
+    with torch.device("meta"):
+        model = Transformer(EXAMPLE["vocabulary"], EXAMPLE["vocabulary"], shared_vocabulary=True)
+    model = model.to_empty(device="cpu").eval()
+    shapes: dict[str, tuple[int, ...]] = {}
+
+    def record(name):
+        def hook(module, inputs, output):
+            shapes.setdefault(name, tuple(output.shape))
+
+        return hook
+
+    layer, decoder_layer = model.encoder.layers[0], model.decoder.layers[0]
+    hooks = {
+        "source embedding": model.source_embedding, "source positions": model.source_positions,
+        "encoder self-attention": layer.self_attention, "encoder add & norm 1": layer.attention_sublayer,
+        "encoder feed-forward": layer.feed_forward, "encoder add & norm 2": layer.feed_forward_sublayer,
+        "target embedding": model.target_embedding, "target positions": model.target_positions,
+        "decoder self-attention": decoder_layer.self_attention, "decoder add & norm 1": decoder_layer.self_attention_sublayer,
+        "cross-attention": decoder_layer.cross_attention, "decoder add & norm 2": decoder_layer.cross_attention_sublayer,
+        "decoder feed-forward": decoder_layer.feed_forward, "decoder add & norm 3": decoder_layer.feed_forward_sublayer,
+        "output projection": model.output_projection,
+    }  # fmt: skip
+    handles = [module.register_forward_hook(record(name)) for name, module in hooks.items()]
+    source = torch.randint(4, EXAMPLE["vocabulary"], (EXAMPLE["batch"], EXAMPLE["source_length"]))
+    target = torch.randint(4, EXAMPLE["vocabulary"], (EXAMPLE["batch"], EXAMPLE["target_length"]))
+    with torch.no_grad():
+        logits = model(source, target, padding_mask(source, 0))
+    for handle in handles:
+        handle.remove()
+    shapes.update({"source tokens": tuple(source.shape), "target tokens": tuple(target.shape), "softmax": tuple(logits.shape)})
+    return shapes
+
+
+def _shape(shape: tuple[int, ...]) -> str:
+    return "(" + ", ".join(str(size) for size in shape) + ")"
+
+
+def _draw_box(ax: Axes, box: _Box, text: str, highlighted: bool, height: float = 0.05) -> None:
+    ax.add_patch(FancyBboxPatch((box.x - box.width / 2, box.y - height / 2), box.width, height, boxstyle="round,pad=0.004",
+                                facecolor=HIGHLIGHT if highlighted else PLAIN, edgecolor=EDGE, linewidth=0.8))
+    ax.text(box.x, box.y, text, ha="center", va="center", fontsize=7.2)
+
+
+def _arrow(ax: Axes, start: tuple[float, float], end: tuple[float, float], **style) -> None:
+    ax.add_patch(FancyArrowPatch(start, end, arrowstyle="-|>", mutation_scale=7, color=EDGE, linewidth=0.8, **style))
+
+
+def draw_figure_1(highlight: set[str] | frozenset[str] = frozenset(), ax: Axes | None = None) -> Axes:
+    """Figure 1 of the paper: the encoder (left) and the decoder (right), boxes labelled with shapes.
+
+    Args:
+        highlight: parts to colour (keys of :data:`PARTS`; unknown names raise ``ValueError``).
+        ax: where to draw (a new figure if omitted).
+    """
+    unknown = set(highlight) - set(PARTS)
+    if unknown:
+        raise ValueError(f"unknown parts {sorted(unknown)}; the parts are {sorted(PARTS)}")
+    coloured = {key for part in highlight for key in PARTS[part]}
+    shapes = transformer_shapes()
+    if ax is None:
+        _, ax = plt.subplots(figsize=(8.2, 7.4))
+    encoder_x, decoder_x = 0.27, 0.73
+    encoder = [
+        _Box("source tokens", "inputs: source token ids", encoder_x, 0.04),
+        _Box("source embedding", "input embedding × √d_model", encoder_x, 0.13),
+        _Box("source positions", "+ positional encoding, dropout", encoder_x, 0.22),
+        _Box("encoder self-attention", "multi-head self-attention", encoder_x, 0.34),
+        _Box("encoder add & norm 1", "add & norm", encoder_x, 0.42),
+        _Box("encoder feed-forward", "feed-forward", encoder_x, 0.50),
+        _Box("encoder add & norm 2", "add & norm", encoder_x, 0.58),
+    ]
+    decoder = [
+        _Box("target tokens", "outputs (shifted right): target ids", decoder_x, 0.04),
+        _Box("target embedding", "output embedding × √d_model", decoder_x, 0.13),
+        _Box("target positions", "+ positional encoding, dropout", decoder_x, 0.22),
+        _Box("decoder self-attention", "masked multi-head self-attention", decoder_x, 0.34),
+        _Box("decoder add & norm 1", "add & norm", decoder_x, 0.42),
+        _Box("cross-attention", "multi-head attention over the encoder", decoder_x, 0.50),
+        _Box("decoder add & norm 2", "add & norm", decoder_x, 0.58),
+        _Box("decoder feed-forward", "feed-forward", decoder_x, 0.66),
+        _Box("decoder add & norm 3", "add & norm", decoder_x, 0.74),
+        _Box("output projection", "linear (tied to the embedding)", decoder_x, 0.86),
+        _Box("softmax", "softmax: output probabilities", decoder_x, 0.95),
+    ]
+    for column in (encoder, decoder):
+        for lower, upper in zip(column, column[1:]):
+            _arrow(ax, (lower.x, lower.y + 0.025), (upper.x, upper.y - 0.025))
+        for box in column:
+            _draw_box(ax, box, f"{box.label}\n{_shape(shapes[box.key])}", box.key in coloured)
+    # Residual connections: each add & norm adds the sublayer's input back to its output.
+    for column in (encoder, decoder):
+        for sublayer, add_norm in zip(column, column[1:]):
+            if add_norm.key.endswith(("norm 1", "norm 2", "norm 3")) and not sublayer.key.endswith(("norm 1", "norm 2", "norm 3")):
+                start, end = (sublayer.x - 0.17, sublayer.y - 0.035), (add_norm.x - 0.17, add_norm.y)
+                _arrow(ax, start, end, connectionstyle="bar,fraction=-0.35", linestyle=(0, (2, 1.5)))
+    # The stacks of N identical layers, and the encoder's output (the memory) feeding every decoder layer.
+    ax.add_patch(FancyBboxPatch((encoder_x - 0.21, 0.295), 0.42, 0.325, boxstyle="round,pad=0.01", fill=False,
+                                edgecolor=EDGE, linestyle="--", linewidth=0.8))
+    ax.add_patch(FancyBboxPatch((decoder_x - 0.21, 0.295), 0.42, 0.485, boxstyle="round,pad=0.01", fill=False,
+                                edgecolor=EDGE, linestyle="--", linewidth=0.8))
+    ax.text(encoder_x - 0.235, 0.45, "N = 6 ×", ha="right", va="center", fontsize=8)
+    ax.text(decoder_x + 0.235, 0.53, "× N = 6", ha="left", va="center", fontsize=8)
+    _arrow(ax, (encoder_x + 0.17, 0.58), (decoder_x - 0.17, 0.50), connectionstyle="arc3,rad=-0.25")
+    ax.text(0.5, 0.60, "memory", ha="center", fontsize=7, style="italic")
+    batch, source_length, target_length = EXAMPLE["batch"], EXAMPLE["source_length"], EXAMPLE["target_length"]
+    ax.set_title(f"Figure 1 with the shapes of one forward pass: batch {batch}, {source_length} source and "
+                 f"{target_length} target tokens, vocabulary {EXAMPLE['vocabulary']}", fontsize=8.5)
+    ax.set(xlim=(0, 1), ylim=(0, 1))
+    ax.axis("off")
+    return ax
+
+
+@functools.cache
+def attention_shapes(d_model: int = 512, num_heads: int = 8, batch: int = 2, length: int = 7) -> dict[str, tuple[int, ...]]:
+    """The shapes inside one :class:`MultiHeadAttention` call (Figure 2), recorded while it runs."""
+    attention = MultiHeadAttention(d_model, num_heads).eval()
+    x = torch.randn(batch, length, d_model)
+    shapes = {"input": tuple(x.shape)}
+    with torch.no_grad():
+        heads = attention.split_heads(attention.w_q(x))
+        shapes["heads"] = tuple(heads.shape)
+        output = attention(x, x, x)
+    shapes["weights"] = tuple(attention.attention_weights.shape)
+    shapes["concatenated"] = tuple(attention.merge_heads(heads).shape)
+    shapes["output"] = tuple(output.shape)
+    return shapes
+
+
+def draw_figure_2(highlight: set[str] | frozenset[str] = frozenset(), axes: tuple[Axes, Axes] | None = None) -> tuple[Axes, Axes]:
+    """Figure 2 of the paper: scaled dot-product attention (left) and multi-head attention (right).
+
+    Args:
+        highlight: ``{"scaled dot-product"}``, ``{"multi-head"}``, ``{"masks"}`` or several.
+        axes: two axes to draw on (a new figure if omitted).
+    """
+    shapes = attention_shapes()
+    if axes is None:
+        _, axes = plt.subplots(1, 2, figsize=(9, 4.4))
+    left, right = axes
+    batch, heads, length, d_k = shapes["heads"]
+    single = "scaled dot-product" in highlight
+    steps = [
+        ("Q, K (batch, heads, L, d_k)", _shape(shapes["heads"]), False),
+        ("MatMul: Q Kᵀ", _shape(shapes["weights"]), single),
+        (f"scale: ÷ √d_k = ÷ √{d_k}", _shape(shapes["weights"]), single),
+        ("mask (optional): −∞ where blocked", _shape(shapes["weights"]), "masks" in highlight),
+        ("softmax over the keys", _shape(shapes["weights"]), single),
+        ("MatMul with V (batch, heads, L, d_v)", _shape(shapes["heads"]), single),
+    ]
+    for index, (label, shape, coloured) in enumerate(steps):
+        box = _Box(label, label, 0.5, 0.08 + index * 0.165, width=0.8)
+        _draw_box(left, box, f"{label}\n{shape}", coloured, height=0.1)
+        if index:
+            _arrow(left, (0.5, box.y - 0.165 + 0.05), (0.5, box.y - 0.05))
+    left.set_title("scaled dot-product attention", fontsize=9)
+    multi = "multi-head" in highlight
+    blocks = [
+        ("V, K, Q", _shape(shapes["input"]), False),
+        (f"linear W_i^Q, W_i^K, W_i^V, split into {heads} heads", _shape(shapes["heads"]), multi),
+        (f"scaled dot-product attention, {heads} heads at once", _shape(shapes["heads"]), single or multi),
+        ("concat the heads", _shape(shapes["concatenated"]), multi),
+        ("linear W^O", _shape(shapes["output"]), multi),
+    ]
+    for index, (label, shape, coloured) in enumerate(blocks):
+        box = _Box(label, label, 0.5, 0.1 + index * 0.2, width=0.86)
+        _draw_box(right, box, f"{label}\n{shape}", coloured, height=0.11)
+        if index:
+            _arrow(right, (0.5, box.y - 0.2 + 0.055), (0.5, box.y - 0.055))
+    right.set_title(f"multi-head attention (d_model {shapes['input'][-1]}, h = {heads})", fontsize=9)
+    for ax in axes:
+        ax.set(xlim=(0, 1), ylim=(0, 1))
+        ax.axis("off")
+    return left, right
