@@ -55,10 +55,12 @@ def make_record(checkpoint: str | Path, beam_size: int = 4, alpha: float = 0.6, 
 
 
 def cross_attention(model, task, source: str, reference: str, translation: str) -> dict:
-    """The last decoder layer's cross-attention, averaged over its heads, while the model writes ``translation``.
+    """The cross-attention of every decoder layer and head while the model writes ``translation``.
 
-    Row t is the decoder position that writes target piece t (the last row writes ``<eos>``);
-    column s is source piece s (the last column is the source's ``<eos>``).
+    ``weights`` is the last layer's, averaged over its heads; ``layers[l][h]`` is head ``h`` of layer
+    ``l``, the way the paper's appendix draws single heads. Row t is the decoder position that
+    writes target piece t (the last row writes ``<eos>``); column s is source piece s (the last
+    column is the source's ``<eos>``).
     """
     device = next(model.parameters()).device
     source_ids = task.source_tokenizer.encode(source) + [task.source_tokenizer.eos_id]
@@ -67,15 +69,20 @@ def cross_attention(model, task, source: str, reference: str, translation: str) 
     decoder_input = torch.tensor([[task.target_tokenizer.bos_id] + target_ids], device=device)  # (1, L_tgt)
     with recording_attention(model), torch.no_grad():
         model(source_tensor, decoder_input, padding_mask(source_tensor, PAD_ID))
-    weights = model.decoder.layers[-1].cross_attention.attention_weights[0].mean(dim=0)  # (L_tgt, L_src)
+    layers = [layer.cross_attention.attention_weights[0].cpu() for layer in model.decoder.layers]  # each (heads, L_tgt, L_src)
     return {
         "source": source,
         "reference": reference,
         "translation": translation,
         "source_pieces": task.source_tokenizer.pieces(source_ids),
         "target_pieces": task.target_tokenizer.pieces(target_ids + [task.target_tokenizer.eos_id]),
-        "weights": [[round(float(weight), 4) for weight in row] for row in weights.cpu()],
+        "weights": _matrix(layers[-1].mean(dim=0)),
+        "layers": [[_matrix(head) for head in layer] for layer in layers],
     }
+
+
+def _matrix(weights: torch.Tensor) -> list[list[float]]:
+    return [[round(float(weight), 3) for weight in row] for row in weights]
 
 
 def _epochs(task, state: dict) -> float:
