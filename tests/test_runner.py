@@ -73,3 +73,30 @@ def test_outputs_beyond_the_budget_are_dropped_with_a_note():
     image = {"output_type": "display_data", "data": {"image/png": "A" * 50_000}}
     kept = trimmed([{"output_type": "stream", "name": "stdout", "text": "hello\n"}, image], 1_000)
     assert kept[0]["text"] == "hello\n" and "output dropped" in kept[1]["text"]
+
+
+@pytest.fixture(scope="module")
+def kernel_runner():
+    """The real runner, unsandboxed: a Jupyter kernel that takes requests one cell at a time."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "transformer_course.grading.runner"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    runner = Runner(process, grace_seconds=10)
+    assert runner.execute("started = True", timeout=60, output_limit=10_000).problem is None, runner.stderr_tail()
+    yield runner
+    process.kill()
+    process.wait()
+
+
+def test_a_cell_past_its_timeout_is_interrupted_and_answered_timeout(kernel_runner):
+    reply = kernel_runner.execute("while True:\n    pass\n", timeout=2, output_limit=10_000)
+    assert reply.problem == "timeout", f"expected the problem 'timeout', got {reply.problem!r} with {reply.outputs}"
+    after = kernel_runner.execute("print(started)", timeout=10, output_limit=10_000)
+    assert after.problem is None and after.outputs[0]["text"] == "True\n", f"the kernel should go on, got {after}"
+
+
+def test_a_keyboard_interrupt_the_cell_raises_itself_is_not_a_timeout(kernel_runner):
+    reply = kernel_runner.execute("raise KeyboardInterrupt", timeout=10, output_limit=10_000)
+    assert reply.problem is None, f"expected no problem, got {reply.problem!r}"
+    assert reply.outputs[-1]["ename"] == "KeyboardInterrupt", reply.outputs
