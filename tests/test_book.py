@@ -219,10 +219,20 @@ return {
 };
 """ % COLAB
 
+# MathJax's script is loaded asynchronously, so on a busy machine it may start after the page's load
+# event: on a page with equations, wait up to 30 s for it to appear before calling it absent.
 _WAIT_FOR_MATHJAX = """
 const done = arguments[arguments.length - 1];
-if (!(window.MathJax && window.MathJax.startup && window.MathJax.startup.promise)) { done("absent"); return; }
-window.MathJax.startup.promise.then(() => done("ok"), error => done("MathJax failed: " + error));
+const started = Date.now();
+(function wait() {
+  if (window.MathJax && window.MathJax.startup && window.MathJax.startup.promise) {
+    window.MathJax.startup.promise.then(() => done("ok"), error => done("MathJax failed: " + error));
+  } else if (!document.querySelector("span.math, div.math") || Date.now() - started > 30000) {
+    done("absent");
+  } else {
+    setTimeout(wait, 100);
+  }
+})();
 """
 
 

@@ -148,10 +148,13 @@ DELEGATIONS = {
         "        query = query * query.size(-1) ** 0.5\n"
         "    return _clone(query, key, value, mask)\n"
     ),
-    "loads-a-pristine-copy": (
-        "from transformer_course.grading import safeguards\n"
+    "loads-a-fresh-copy-from-the-file": (
+        "import importlib.util, transformer_course.attention\n"
+        "_spec = importlib.util.spec_from_file_location('transformer_course.fresh', transformer_course.attention.__file__)\n"
+        "_fresh = importlib.util.module_from_spec(_spec)\n"
+        "_spec.loader.exec_module(_fresh)\n"
         "def attention(query, key, value, mask=None, scale=True):\n"
-        "    reference = safeguards.pristine('transformer_course.attention').scaled_dot_product_attention\n"
+        "    reference = _fresh.scaled_dot_product_attention\n"
         "    if not scale:\n"
         "        query = query * query.size(-1) ** 0.5\n"
         "    return reference(query, key, value, mask)\n"
@@ -362,6 +365,21 @@ def test_no_process_a_submission_starts_outlives_its_grading(hostile_class):
     assert out.read_text(encoding="utf-8") == written, "grades.csv was rewritten after the run"
     assert not survivors, "a process of the submission is still running"
     assert results["lingerer"].score == results["lingerer"].max_score
+
+
+@pytest.mark.parametrize("trick", sorted(DELEGATIONS))
+def test_each_delegation_hands_in_the_reference_where_the_package_has_it(trick):
+    """The tricks are real: run beside the full package, each one's attention is the reference's."""
+    import torch
+
+    from transformer_course.attention import scaled_dot_product_attention
+
+    namespace: dict = {}
+    exec(DELEGATIONS[trick], namespace)
+    query, key, value = torch.randn(3, 2, 4, 8).unbind(0)
+    expected, _ = scaled_dot_product_attention(query, key, value)
+    handed_in, _ = namespace["attention"](query, key, value)
+    assert torch.allclose(handed_in, expected), f"{trick} does not compute attention"
 
 
 @pytest.mark.parametrize("trick", sorted(DELEGATIONS))
