@@ -94,7 +94,7 @@ def _epochs(task, state: dict) -> float:
 
 
 def _rounded(value):
-    """Floats to 5 significant digits, so that the record stays a few kilobytes."""
+    """Floats to 5 significant digits, so that the record stays small enough to keep in the repository."""
     if isinstance(value, float):
         return float(f"{value:.5g}")
     if isinstance(value, dict):
