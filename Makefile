@@ -10,7 +10,7 @@ book: $(VENV)/.installed
 	$(VENV)/bin/jupyter-book build .
 
 test: $(VENV)/.installed
-	$(PYTHON) -m pytest
+	$(PYTHON) -m pytest -n 2 --dist loadfile
 
 $(VENV)/.installed: requirements.txt pyproject.toml
 	python3 -m venv $(VENV)

@@ -20,6 +20,8 @@ from grading_support import (
 )
 from transformer_course.grading.autograde import CSV_COLUMNS, STATUSES
 
+pytestmark = pytest.mark.grading
+
 ASSIGNMENTS = assignments()
 FIRST = "01-attention"
 

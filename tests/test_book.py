@@ -32,6 +32,8 @@ from urllib.parse import urlsplit
 import pytest
 import yaml
 
+pytestmark = pytest.mark.book
+
 REPOSITORY_ROOT = Path(__file__).resolve().parents[1]
 BUILD_DIR = REPOSITORY_ROOT / "_build"
 HTML_DIR = BUILD_DIR / "html"

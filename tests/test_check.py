@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from grading_support import exercise_notebook, notebook_name, partly_done_notebook
 from transformer_course.cli import main
 from transformer_course.grading.check import check_notebook
+
+pytestmark = pytest.mark.grading  # runs notebooks in Jupyter kernels
 
 FIRST = "01-attention"
 

@@ -3,6 +3,7 @@
 import os
 import socket
 
+import pytest
 import torch
 import torch.multiprocessing as multiprocessing
 
@@ -30,6 +31,7 @@ def train_as_one_of_two(rank: int, port: int, out_dir: str, results_dir: str) ->
     torch.save({"steps": result.steps, "model": result.model.state_dict()}, os.path.join(results_dir, f"rank{rank}.pt"))
 
 
+@pytest.mark.slow
 def test_two_processes_finish_with_identical_parameters(tmp_path):
     out_dir, results_dir = tmp_path / "run", tmp_path / "results"
     results_dir.mkdir()

@@ -21,6 +21,7 @@ def test_every_assignment_has_one_solution_notebook():
         assert len(Course(REPOSITORY).source_notebooks(assignment)) == 1, assignment
 
 
+@pytest.mark.slow
 def test_release_reproduces_the_committed_exercises(course):
     release(course)
     for assignment in ASSIGNMENTS:
