@@ -8,8 +8,6 @@ from pathlib import Path
 import pytest
 import torch
 
-from grading_support import copy_course
-
 torch.set_num_threads(1)
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -37,6 +35,8 @@ def device(request: pytest.FixtureRequest) -> torch.device:
 @pytest.fixture(scope="session")
 def course(tmp_path_factory):
     """A scratch copy of the course (solutions, exercises, nbgrader config) that grading may write into."""
+    from grading_support import copy_course  # the grading packages, only for the tests that grade
+
     return copy_course(tmp_path_factory.mktemp("course"))
 
 

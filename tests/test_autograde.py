@@ -25,54 +25,46 @@ pytestmark = pytest.mark.grading
 ASSIGNMENTS = assignments()
 FIRST = "01-attention"
 
-_graded: dict[str, dict] = {}
+@pytest.fixture(scope="module", params=ASSIGNMENTS)
+def assignment(request) -> str:
+    return request.param
 
 
-@pytest.fixture
-def graded_class(course, tmp_path_factory):
-    """Grade a solution, an untouched exercise and a partly done one, once per assignment."""
-
-    def run(assignment: str):
-        if assignment not in _graded:
-            submissions = write_submissions(
-                tmp_path_factory.mktemp(f"class-{assignment}"),
-                assignment,
-                {
-                    "solution": solution_notebook(assignment),
-                    "untouched": exercise_notebook(assignment),
-                    "partly-done": partly_done_notebook(assignment),
-                },
-            )
-            _graded[assignment] = grade(course, assignment, submissions, limits=CLASS_LIMITS)
-        return _graded[assignment]
-
-    return run
+@pytest.fixture(scope="module")
+def graded_class(course, tmp_path_factory, assignment) -> dict:
+    """A solution, an untouched exercise and a partly done one, graded together once per assignment."""
+    submissions = write_submissions(
+        tmp_path_factory.mktemp(f"class-{assignment}"),
+        assignment,
+        {
+            "solution": solution_notebook(assignment),
+            "untouched": exercise_notebook(assignment),
+            "partly-done": partly_done_notebook(assignment),
+        },
+    )
+    return grade(course, assignment, submissions, limits=CLASS_LIMITS)
 
 
-@pytest.mark.parametrize("assignment", ASSIGNMENTS)
-def test_solution_scores_full_marks(graded_class, assignment):
-    result = graded_class(assignment)["solution"]
+def test_solution_scores_full_marks(graded_class):
+    result = graded_class["solution"]
     assert result.status == "graded", result.message
-    assert result.max_score > 0 and result.score == result.max_score
+    assert result.max_score > 0 and result.score == result.max_score, f"{result.score} of {result.max_score}"
 
 
-@pytest.mark.parametrize("assignment", ASSIGNMENTS)
-def test_untouched_exercise_scores_zero(graded_class, assignment):
-    result = graded_class(assignment)["untouched"]
+def test_untouched_exercise_scores_zero(graded_class):
+    result = graded_class["untouched"]
     assert result.status == "graded", result.message
-    assert result.score == 0
+    assert result.score == 0, f"{result.score} of {result.max_score}"
 
 
-@pytest.mark.parametrize("assignment", ASSIGNMENTS)
-def test_partly_done_exercise_scores_in_between(graded_class, assignment):
-    result = graded_class(assignment)["partly-done"]
+def test_partly_done_exercise_scores_in_between(graded_class):
+    result = graded_class["partly-done"]
     assert result.status == "graded", result.message
-    assert 0 < result.score < result.max_score
+    assert 0 < result.score < result.max_score, f"{result.score} of {result.max_score}"
 
 
-@pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_feedback_html_is_written_for_each_graded_submission(course, graded_class, assignment):
-    for student in graded_class(assignment):
+    for student in graded_class:
         assert any((course.root / "feedback" / student / assignment).glob("*.html")), student
 
 

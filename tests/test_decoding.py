@@ -25,6 +25,17 @@ def untrained_model(seed=0, **options):
     return Transformer(VOCAB, VOCAB, **settings)
 
 
+def eos_prone_model(eos_bias=2.0, seed=0):
+    """An untrained model whose <eos> logit is raised by ``eos_bias``: an untrained model alone never
+    ends a sentence, so the checks of what happens at and after <eos> would have nothing to check."""
+    model = untrained_model(seed)
+    original = model.generate_logits
+    shift = torch.zeros(VOCAB)
+    shift[EOS] = eos_bias
+    model.generate_logits = lambda hidden: original(hidden) + shift
+    return model
+
+
 def random_source(batch=6, length=7, seed=1):
     generator = torch.Generator().manual_seed(seed)
     source = torch.randint(4, VOCAB, (batch, length), generator=generator)
@@ -97,17 +108,19 @@ def test_beam_search_reports_the_model_score_of_its_hypothesis():
 
 
 def test_beam_search_pads_after_eos():
-    output, _ = beam_search(untrained_model(), random_source(), beam_size=3, max_len=20)
-    for row in output.tolist():
-        if EOS in row:
-            assert all(token == 0 for token in row[row.index(EOS) + 1 :])
+    output, _ = beam_search(eos_prone_model(), random_source(), beam_size=3, max_len=20)
+    ended = [row for row in output.tolist() if EOS in row[:-1]]
+    assert ended, f"expected some hypotheses to end before max_len, got {output.tolist()}"
+    for row in ended:
+        assert all(token == 0 for token in row[row.index(EOS) + 1 :]), f"tokens after <eos> in {row}"
 
 
 def test_length_penalty_prefers_longer_hypotheses():
-    model, source = untrained_model(), random_source(batch=16)
+    model, source = eos_prone_model(), random_source(batch=16)
     short, _ = beam_search(model, source, beam_size=4, max_len=20, alpha=0.0)
     long, _ = beam_search(model, source, beam_size=4, max_len=20, alpha=2.0)
-    assert (long != 0).sum() >= (short != 0).sum()
+    short_tokens, long_tokens = (short != 0).sum().item(), (long != 0).sum().item()
+    assert long_tokens > short_tokens, f"alpha=2 gave {long_tokens} tokens, alpha=0 gave {short_tokens}"
 
 
 def test_length_penalty_is_gnmt_formula():

@@ -94,8 +94,10 @@ def test_embedding_rows_start_with_length_about_one():
     assert 0.5 < lengths.mean() < 1.5
 
 
-def test_tied_weights_stay_shared_after_moving_to_the_device(device):
-    model = small_model(device, src_vocab_size=TGT_VOCAB, shared_vocabulary=True)
+@pytest.mark.cuda
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU; the two tying tests above are its CPU twins")
+def test_tied_weights_stay_shared_after_moving_to_the_gpu():
+    model = small_model("cuda", src_vocab_size=TGT_VOCAB, shared_vocabulary=True)
     shared = model.target_embedding.weight.data_ptr()
     assert model.output_projection.weight.data_ptr() == shared == model.source_embedding.weight.data_ptr()
 
@@ -106,10 +108,14 @@ def test_untied_model_has_its_own_output_projection():
     assert len(pointers) == 3
 
 
-def test_learned_positions_option_uses_a_trained_embedding(device):
-    model = small_model(device, positional="learned")
+def test_learned_positions_option_gives_both_sides_a_learned_embedding():
+    model = small_model("cpu", positional="learned")
     assert isinstance(model.source_positions, LearnedPositionalEmbedding)
     assert isinstance(model.target_positions, LearnedPositionalEmbedding)
+
+
+def test_learned_positions_are_trained_by_backpropagation(device):
+    model = small_model(device, positional="learned")
     logits = model(tokens(2, 7, SRC_VOCAB, device), tokens(2, 5, TGT_VOCAB, device))
     logits.sum().backward()
     assert model.target_positions.embedding.weight.grad[:5].abs().sum() > 0

@@ -179,9 +179,18 @@ def test_a_time_budget_stops_the_run(task, tmp_path):
     assert again.steps == result.steps  # the budget is total: a resumed run that has spent it stops at once
 
 
-def test_a_nan_loss_stops_the_run_and_keeps_the_last_good_checkpoint(task, tmp_path):
+def all_finite(parameters) -> bool:
+    return all(torch.isfinite(parameter).all() for parameter in parameters)
+
+
+def tiny_model(task):
+    """The TINY model for ``task``, seeded, for tests that hook into it before training."""
     torch.manual_seed(0)
-    model = TINY.build(len(task.source_tokenizer), len(task.target_tokenizer))
+    return TINY.build(len(task.source_tokenizer), len(task.target_tokenizer))
+
+
+def test_a_nan_loss_stops_the_run_and_keeps_the_last_good_checkpoint(task, tmp_path):
+    model = tiny_model(task)
     training_forwards = []
 
     def poison_step_6(module, inputs, output):
@@ -195,17 +204,12 @@ def test_a_nan_loss_stops_the_run_and_keeps_the_last_good_checkpoint(task, tmp_p
     with pytest.raises(NonFiniteLossError, match=r"loss became nan at step 6 .*checkpoint.pt \(step 4\), is left as it was"):
         train(task, tiny_run(tmp_path, 10), TINY, model=model, progress=False)
     assert load_checkpoint(tmp_path / "checkpoint.pt")["progress"]["step"] == 4
-    assert all(torch.isfinite(parameter).all() for parameter in model.parameters())  # not updated with the NaN
-
-
-def all_finite(parameters) -> bool:
-    return all(torch.isfinite(parameter).all() for parameter in parameters)
+    assert all_finite(model.parameters())  # not updated with the NaN
 
 
 @pytest.mark.parametrize("clip_norm", [1.0, None], ids=["clipped", "unclipped"])
 def test_non_finite_gradients_with_a_finite_loss_stop_the_run_and_keep_the_last_good_checkpoint(task, tmp_path, clip_norm):
-    torch.manual_seed(0)
-    model = TINY.build(len(task.source_tokenizer), len(task.target_tokenizer))
+    model = tiny_model(task)
     backward_passes = []
 
     def infinite_gradient_at_step_8(gradient):
@@ -242,8 +246,7 @@ def test_a_checkpoint_is_never_written_from_non_finite_parameters(task, tmp_path
 
 
 def test_a_checkpoint_is_never_written_with_a_non_finite_validation_loss(task, tmp_path):
-    torch.manual_seed(0)
-    model = TINY.build(len(task.source_tokenizer), len(task.target_tokenizer))
+    model = tiny_model(task)
     training_forwards = []
 
     def nan_in_evaluation_after_step_4(module, inputs, output):
@@ -286,7 +289,7 @@ def test_resuming_with_another_model_size_is_refused(task, tmp_path):
 def training_step_runs_on(device, task, tmp_path):
     config = tiny_run(tmp_path, 3, device=device, validate_every=3)
     result = train(task, config, TINY, progress=False)
-    assert all(torch.isfinite(parameter).all() for parameter in result.model.parameters())
+    assert all_finite(result.model.parameters())
     assert next(result.model.parameters()).device.type == torch.device(device).type
 
 
