@@ -12,6 +12,20 @@ torch.set_num_threads(1)
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
+# The slower layers live in folders named for their marker. When a run deselects a layer
+# (`-m "not grading and not book"`), its folder is not even imported, so the unit layer needs only
+# the `test` extra, not the grading or book packages.
+LAYER_FOLDERS = ("grading", "book")
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    deselected = config.getoption("markexpr") or ""
+    for layer in LAYER_FOLDERS:
+        folder = Path(__file__).parent / layer
+        if f"not {layer}" in deselected and (collection_path == folder or folder in collection_path.parents):
+            return True
+    return None
+
 
 @pytest.fixture(
     params=[

@@ -11,6 +11,8 @@ import pytest
 
 from transformer_course.grading.redaction import RedactionError, redacted_package
 
+pytestmark = pytest.mark.grading
+
 
 def _python(package_directory, code: str) -> subprocess.CompletedProcess:
     environment = dict(os.environ, PYTHONPATH=str(package_directory))
@@ -62,7 +64,7 @@ def test_every_assignments_policy_names_what_exists(tmp_path):
 
     from transformer_course.grading.course import Course
 
-    course = Course(Path(__file__).resolve().parents[1])
+    course = Course(Path(__file__).resolve().parents[2])
     for assignment in course.assignments():
         policy = course.policy(assignment)
         redacted_package(policy.learner_writes, tmp_path / assignment)  # raises on a name that is not defined

@@ -34,7 +34,7 @@ import yaml
 
 pytestmark = pytest.mark.book
 
-REPOSITORY_ROOT = Path(__file__).resolve().parents[1]
+REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
 BUILD_DIR = REPOSITORY_ROOT / "_build"
 HTML_DIR = BUILD_DIR / "html"
 SCREENSHOT_DIR = BUILD_DIR / "screenshots"

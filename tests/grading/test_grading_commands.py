@@ -12,6 +12,8 @@ import pytest
 from grading_support import REPOSITORY
 from transformer_course.cli import main
 
+pytestmark = pytest.mark.grading
+
 
 def test_releasing_an_unknown_assignment_is_one_line_naming_the_known_ones(monkeypatch):
     monkeypatch.chdir(REPOSITORY)

@@ -11,6 +11,8 @@ import pytest
 from transformer_course.grading.probe import MIME
 from transformer_course.grading.runner import MAX_LINE, Runner, trimmed
 
+pytestmark = pytest.mark.grading
+
 
 def _fake_runner(answer_code: str, grace_seconds: float = 5) -> Runner:
     """A runner whose answer to the first request is whatever ``answer_code`` prints."""

@@ -11,6 +11,8 @@ from grading_support import REPOSITORY, answer_cell_ids, assignments, exercise_n
 from transformer_course.grading.course import Course
 from transformer_course.grading.release import SETUP_CELL_ID, release
 
+pytestmark = pytest.mark.grading
+
 ASSIGNMENTS = assignments()
 SOLUTION_BLOCK = re.compile(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", re.DOTALL)
 
