@@ -22,10 +22,9 @@ from dataclasses import dataclass, field
 
 from torch import Tensor, nn
 
-from .encoder import independent_copies
 from .feed_forward import PositionwiseFeedForward
 from .multi_head_attention import KeyValueCache, MultiHeadAttention
-from .sublayers import SublayerConnection
+from .sublayers import SublayerConnection, independent_copies
 
 
 @dataclass

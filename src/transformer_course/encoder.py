@@ -13,13 +13,11 @@ bidirectional. The layers share their shape but not their weights: each has its 
 
 from __future__ import annotations
 
-import copy
-
 from torch import Tensor, nn
 
 from .feed_forward import PositionwiseFeedForward
 from .multi_head_attention import MultiHeadAttention
-from .sublayers import SublayerConnection
+from .sublayers import SublayerConnection, independent_copies
 
 
 class EncoderLayer(nn.Module):
@@ -45,19 +43,6 @@ class EncoderLayer(nn.Module):
         """``x``: ``(batch, L, d_model)``; ``mask``: bool, broadcastable to ``(batch, heads, L, L)``."""
         x = self.attention_sublayer(x, lambda h: self.self_attention(h, h, h, mask))
         return self.feed_forward_sublayer(x, self.feed_forward)
-
-
-def independent_copies(layer: nn.Module, count: int) -> nn.ModuleList:
-    """``count`` copies of ``layer`` with the same structure and freshly initialised weights each.
-
-    (``nn.TransformerEncoder`` deep-copies its layer, so all its layers start from identical
-    weights; here every layer starts from its own random draw, as separately built layers would.)
-    """
-    copies = nn.ModuleList(copy.deepcopy(layer) for _ in range(count))
-    for module in copies.modules():
-        if module is not copies and hasattr(module, "reset_parameters"):
-            module.reset_parameters()
-    return copies
 
 
 class Encoder(nn.Module):

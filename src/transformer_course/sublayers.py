@@ -13,10 +13,13 @@ The residual path gives each layer the Jacobian ``I + ∂F/∂x``: the identity 
 through any depth. Post-LN sends every gradient through a LayerNorm per layer; Pre-LN keeps a
 clean identity path from the loss to the first layer. Xiong et al. (2020) trace Post-LN's need
 for a learning-rate warmup to this difference; chapter 5 measures the gradients of both.
+
+:func:`independent_copies` builds a stack of such layers, each with weights of its own.
 """
 
 from __future__ import annotations
 
+import copy
 from typing import Callable
 
 from torch import Tensor, nn
@@ -43,3 +46,16 @@ class SublayerConnection(nn.Module):
         if self.norm_first:
             return x + self.dropout(sublayer(self.norm(x)))  # Pre-LN
         return self.norm(x + self.dropout(sublayer(x)))  # Post-LN
+
+
+def independent_copies(layer: nn.Module, count: int) -> nn.ModuleList:
+    """``count`` copies of ``layer`` with the same structure and freshly initialised weights each.
+
+    (``nn.TransformerEncoder`` deep-copies its layer, so all its layers start from identical
+    weights; here every layer starts from its own random draw, as separately built layers would.)
+    """
+    copies = nn.ModuleList(copy.deepcopy(layer) for _ in range(count))
+    for module in copies.modules():
+        if module is not copies and hasattr(module, "reset_parameters"):
+            module.reset_parameters()
+    return copies

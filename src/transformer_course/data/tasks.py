@@ -14,6 +14,7 @@ model can be evaluated, or its training resumed, on the same splits and the same
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass, field
 from typing import Protocol, Sequence
 
@@ -101,39 +102,25 @@ def numbers_task(seed: int = 0, train_size: int = 200_000, validation_size: int 
     return TranslationTask("numbers", splits, english, chinese, "exact_match", arguments)
 
 
-def copy_task(
-    seed: int = 0,
-    vocabulary_size: int = 10,
-    max_length: int = 12,
-    train_size: int = 20_000,
-    validation_size: int = 500,
-    test_size: int = 500,
-) -> TranslationTask:
-    """Copy a sequence of letters (see :mod:`.toy_tasks`)."""
-    arguments = dict(
-        seed=seed, vocabulary_size=vocabulary_size, max_length=max_length,
-        train_size=train_size, validation_size=validation_size, test_size=test_size,
-    )  # fmt: skip
-    return _sequence_task("copy", toy_tasks.copy_sequence, arguments)
+def copy_task(seed: int = 0, **sizes: int) -> TranslationTask:
+    """Copy a sequence of letters (see :mod:`.toy_tasks`).
+
+    ``sizes`` are the keyword arguments of :func:`.toy_tasks.sequence_task_splits`
+    (``vocabulary_size``, ``max_length``, ``train_size``, ``validation_size``, ``test_size``).
+    """
+    return _sequence_task("copy", toy_tasks.copy_sequence, seed=seed, **sizes)
 
 
-def reverse_task(
-    seed: int = 0,
-    vocabulary_size: int = 10,
-    max_length: int = 12,
-    train_size: int = 20_000,
-    validation_size: int = 500,
-    test_size: int = 500,
-) -> TranslationTask:
-    """Reverse a sequence of letters (see :mod:`.toy_tasks`)."""
-    arguments = dict(
-        seed=seed, vocabulary_size=vocabulary_size, max_length=max_length,
-        train_size=train_size, validation_size=validation_size, test_size=test_size,
-    )  # fmt: skip
-    return _sequence_task("reverse", toy_tasks.reverse_sequence, arguments)
+def reverse_task(seed: int = 0, **sizes: int) -> TranslationTask:
+    """Reverse a sequence of letters (see :mod:`.toy_tasks`); ``sizes`` as for :func:`copy_task`."""
+    return _sequence_task("reverse", toy_tasks.reverse_sequence, seed=seed, **sizes)
 
 
-def _sequence_task(name: str, transform, arguments: dict) -> TranslationTask:
+def _sequence_task(name: str, transform, **options: int) -> TranslationTask:
+    # Every argument, defaults included, is kept with the task so that a checkpoint can rebuild it.
+    bound = inspect.signature(toy_tasks.sequence_task_splits).bind(transform, **options)
+    bound.apply_defaults()
+    arguments = {key: value for key, value in bound.arguments.items() if key != "transform"}
     splits = toy_tasks.sequence_task_splits(transform, **arguments)
     vocabulary = Vocabulary(toy_tasks.symbols(arguments["vocabulary_size"]))
     return TranslationTask(name, splits, vocabulary, vocabulary, "exact_match", arguments)

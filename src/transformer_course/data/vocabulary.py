@@ -1,13 +1,7 @@
 """Word- and character-level vocabularies: text ↔ token ids.
 
-Every vocabulary of the package starts with the same four special tokens, at the same ids:
-
-========  ==  ==============================================================
-``<pad>``  0  fills short sequences up to the batch length; masked everywhere
-``<bos>``  1  "beginning of sequence": the decoder's first input token
-``<eos>``  2  "end of sequence": the model emits it to stop
-``<unk>``  3  any token the vocabulary does not know
-========  ==  ==============================================================
+Every vocabulary of the package starts with the same four special tokens, at the same ids
+(:mod:`transformer_course.special_tokens`).
 
 The number task tokenises English at word level, with each hyphen as a token of its own
 ("ninety-nine" → ``ninety - nine``), and Chinese character by character (一万零五 → 一 万 零 五).
@@ -19,8 +13,7 @@ from __future__ import annotations
 import re
 from typing import Iterable, Sequence
 
-SPECIAL_TOKENS = ("<pad>", "<bos>", "<eos>", "<unk>")
-PAD_ID, BOS_ID, EOS_ID, UNK_ID = range(4)
+from ..special_tokens import BOS_ID, EOS_ID, PAD_ID, SPECIAL_TOKENS, UNK_ID
 
 SPLITS = {
     "words": lambda text: re.findall(r"[^\s-]+|-", text),  # whitespace-separated words; "-" alone
