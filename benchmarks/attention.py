@@ -25,8 +25,8 @@ import os
 import platform
 import statistics
 import time
+from collections.abc import Callable
 from contextlib import nullcontext
-from typing import Callable
 
 import torch
 from torch import Tensor, nn
@@ -54,7 +54,9 @@ def copy_weights(ours: MultiHeadAttention, theirs: nn.MultiheadAttention) -> Non
         theirs.out_proj.bias.copy_(ours.w_o.bias)
 
 
-def make_steps(batch: int, length: int, d_model: int, num_heads: int, device: torch.device) -> dict[str, Callable[[], None]]:
+def make_steps(
+    batch: int, length: int, d_model: int, num_heads: int, device: torch.device
+) -> dict[str, Callable[[], None]]:
     """One forward + backward step per implementation, all on the same weights and input."""
     torch.manual_seed(0)
     reference = MultiHeadAttention(d_model, num_heads, fused=False).to(device)
@@ -77,7 +79,9 @@ def make_steps(batch: int, length: int, d_model: int, num_heads: int, device: to
         outputs = {name: forward().float() for name, (_, forward) in forwards.items()}
     tolerance = 1e-4 if dtype is None else 5e-2
     for name in ("reference", "fused"):
-        torch.testing.assert_close(outputs[name], outputs["pytorch"], atol=tolerance, rtol=tolerance, msg=f"{name} differs")
+        torch.testing.assert_close(
+            outputs[name], outputs["pytorch"], atol=tolerance, rtol=tolerance, msg=f"{name} differs"
+        )
 
     def step(module: nn.Module, forward: Callable[[], Tensor]) -> Callable[[], None]:
         def run() -> None:
@@ -92,7 +96,9 @@ def make_steps(batch: int, length: int, d_model: int, num_heads: int, device: to
     return {name: step(module, forward) for name, (module, forward) in forwards.items()}
 
 
-def time_interleaved(steps: dict[str, Callable[[], None]], rounds: int, device: torch.device, min_round_s: float = 0.05) -> dict[str, float]:
+def time_interleaved(
+    steps: dict[str, Callable[[], None]], rounds: int, device: torch.device, min_round_s: float = 0.05
+) -> dict[str, float]:
     """Median milliseconds per step of each implementation, over interleaved rounds."""
     synchronize = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
     calls = {}
@@ -142,12 +148,21 @@ def load_average() -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", nargs="+", type=parse_size, default=[parse_size(s) for s in DEFAULT_SIZES],
-                        help=f"BATCHxLENGTHxD_MODEL (default: {' '.join(DEFAULT_SIZES)})")
+    parser.add_argument(
+        "--sizes",
+        nargs="+",
+        type=parse_size,
+        default=[parse_size(s) for s in DEFAULT_SIZES],
+        help=f"BATCHxLENGTHxD_MODEL (default: {' '.join(DEFAULT_SIZES)})",
+    )
     parser.add_argument("--heads", type=int, default=8, help="attention heads (default: 8)")
     parser.add_argument("--rounds", type=int, default=15, help="timed rounds per implementation (default: 15)")
-    parser.add_argument("--device", choices=["cpu", "cuda", "all"], default="all",
-                        help="where to run (default: the CPU, and the GPU when there is one)")
+    parser.add_argument(
+        "--device",
+        choices=["cpu", "cuda", "all"],
+        default="all",
+        help="where to run (default: the CPU, and the GPU when there is one)",
+    )
     parser.add_argument("--threads", type=int, default=None, help="CPU threads (default: torch's choice)")
     args = parser.parse_args()
     if args.threads is not None:
@@ -161,13 +176,17 @@ def main() -> None:
 
     for device in devices:
         print(f"## {device.type}\n\n{describe_machine(device)}\n")
-        print("| batch | length | d_model | heads | reference ms | fused ms | PyTorch ms | fused / PyTorch | reference / PyTorch |")
+        print(
+            "| batch | length | d_model | heads | reference ms | fused ms | PyTorch ms | fused / PyTorch | reference / PyTorch |"
+        )
         print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         for batch, length, d_model in args.sizes:
             ms = time_interleaved(make_steps(batch, length, d_model, args.heads, device), args.rounds, device)
-            print(f"| {batch} | {length} | {d_model} | {args.heads} | {ms['reference']:.2f} | {ms['fused']:.2f} | "
-                  f"{ms['pytorch']:.2f} | {ms['fused'] / ms['pytorch']:.2f} | {ms['reference'] / ms['pytorch']:.2f} |",
-                  flush=True)
+            print(
+                f"| {batch} | {length} | {d_model} | {args.heads} | {ms['reference']:.2f} | {ms['fused']:.2f} | "
+                f"{ms['pytorch']:.2f} | {ms['fused'] / ms['pytorch']:.2f} | {ms['reference'] / ms['pytorch']:.2f} |",
+                flush=True,
+            )
         print(f"\nload average after the run: {load_average()}\n")
 
 

@@ -22,8 +22,8 @@ from pathlib import Path
 
 import torch
 
-from transformer_course.grading.autograde import autograde
 from transformer_course.device import describe_machine
+from transformer_course.grading.autograde import autograde
 from transformer_course.grading.course import copy_course
 
 REPOSITORY = Path(__file__).resolve().parents[1]
@@ -60,13 +60,17 @@ def main() -> None:
             elapsed, results = grade_class(arguments.assignment, arguments.copies, jobs, sandbox)
             full_marks = sum(result.score == result.max_score for result in results)
             if full_marks != arguments.copies:
-                sys.exit(f"only {full_marks} of {arguments.copies} solutions scored full marks: {json.dumps(str(results[0]))}")
+                sys.exit(
+                    f"only {full_marks} of {arguments.copies} solutions scored full marks: {json.dumps(str(results[0]))}"
+                )
             seconds[sandbox, jobs] = elapsed
     print(f"{'sandbox':>8} {'jobs':>5} {'total s':>8} {'s / submission':>15} {'speed-up':>9} {'sandbox cost':>13}")
     for (sandbox, jobs), elapsed in seconds.items():
         speed_up = seconds[sandbox, 1] / elapsed
         cost = f"{elapsed / seconds[False, jobs]:.2f}x" if sandbox else ""
-        print(f"{'on' if sandbox else 'off':>8} {jobs:>5} {elapsed:>8.1f} {elapsed / arguments.copies:>15.2f} {speed_up:>8.2f}x {cost:>13}")
+        print(
+            f"{'on' if sandbox else 'off':>8} {jobs:>5} {elapsed:>8.1f} {elapsed / arguments.copies:>15.2f} {speed_up:>8.2f}x {cost:>13}"
+        )
     print(f"\nload average after: {' '.join(f'{load:.2f}' for load in os.getloadavg())}")
 
 

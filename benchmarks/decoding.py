@@ -34,7 +34,9 @@ class TorchTransformer(nn.Module):
         super().__init__()
         self.embedding = nn.Embedding(vocab_size, d_model)
         self.register_buffer("positions", sinusoidal_positional_encoding(max_len, d_model))
-        self.transformer = nn.Transformer(d_model, num_heads, num_layers, num_layers, d_ff, dropout=0.1, batch_first=True)
+        self.transformer = nn.Transformer(
+            d_model, num_heads, num_layers, num_layers, d_ff, dropout=0.1, batch_first=True
+        )
         self.output = nn.Linear(d_model, vocab_size, bias=False)
         self.output.weight = self.embedding.weight
         self.scale = math.sqrt(d_model)
@@ -101,11 +103,15 @@ def main() -> None:
     print(f"# greedy decoding, batch {arguments.batch}, source length {arguments.source_length}, "
           f"d_model {arguments.d_model}, {arguments.layers}+{arguments.layers} layers, CPU threads {torch.get_num_threads()}, "
           f"torch {torch.__version__}, {platform.processor() or platform.machine()}")  # fmt: skip
-    print("| output length | ours, KV cache (ms) | ours, recomputing (ms) | nn.Transformer, recomputing (ms) | recomputing / cache | nn.Transformer / cache |")
+    print(
+        "| output length | ours, KV cache (ms) | ours, recomputing (ms) | nn.Transformer, recomputing (ms) | recomputing / cache | nn.Transformer / cache |"
+    )
     print("|---:|---:|---:|---:|---:|---:|")
     for length in arguments.lengths:
         cached = best_time(lambda: greedy_decode(ours, source, length, eos_id=never), arguments.repeats)
-        recomputed = best_time(lambda: greedy_decode_without_cache(ours, source, length, eos_id=never), arguments.repeats)
+        recomputed = best_time(
+            lambda: greedy_decode_without_cache(ours, source, length, eos_id=never), arguments.repeats
+        )
         reference = best_time(lambda: theirs.greedy_decode(source, length), arguments.repeats)
         print(f"| {length} | {1000 * cached:.0f} | {1000 * recomputed:.0f} | {1000 * reference:.0f} | "
               f"{recomputed / cached:.2f}× | {reference / cached:.2f}× |")  # fmt: skip

@@ -29,7 +29,12 @@ from decoding import TorchTransformer  # noqa: E402
 
 from transformer_course.data import PAD_ID, bucketed_batches, make_batch, numbers_task  # noqa: E402
 from transformer_course.masks import padding_mask  # noqa: E402
-from transformer_course.training import LabelSmoothingLoss, ModelConfig, transformer_optimizer, warmup_scheduler  # noqa: E402
+from transformer_course.training import (  # noqa: E402
+    LabelSmoothingLoss,
+    ModelConfig,
+    transformer_optimizer,
+    warmup_scheduler,
+)
 
 
 def main() -> None:
@@ -47,10 +52,15 @@ def main() -> None:
 
     task = numbers_task(seed=0, train_size=50_000)
     pairs = task.encode("train")
-    batches = [make_batch(pairs, indices) for indices in bucketed_batches(pairs.lengths(), arguments.max_tokens, seed=0)]
+    batches = [
+        make_batch(pairs, indices) for indices in bucketed_batches(pairs.lengths(), arguments.max_tokens, seed=0)
+    ]
     vocab = max(len(task.source_tokenizer), len(task.target_tokenizer))
     config = ModelConfig(
-        d_model=arguments.d_model, num_heads=arguments.heads, num_layers=arguments.layers, d_ff=4 * arguments.d_model,
+        d_model=arguments.d_model,
+        num_heads=arguments.heads,
+        num_layers=arguments.layers,
+        d_ff=4 * arguments.d_model,
         shared_vocabulary=True,  # one table for source, target and output layer, as in TorchTransformer
     )
     torch.manual_seed(0)
@@ -66,7 +76,9 @@ def main() -> None:
 
     runs = {"ours": (ours, our_logits), "nn.Transformer": (theirs, their_logits)}
     optimizers = {name: transformer_optimizer(model) for name, (model, _) in runs.items()}
-    schedulers = {name: warmup_scheduler(optimizer, arguments.d_model, warmup_steps=400) for name, optimizer in optimizers.items()}
+    schedulers = {
+        name: warmup_scheduler(optimizer, arguments.d_model, warmup_steps=400) for name, optimizer in optimizers.items()
+    }
     rates: dict[str, list[float]] = {name: [] for name in runs}
     position = 0
     for round_index in range(arguments.rounds + 1):  # round 0 warms up and is not counted
@@ -86,14 +98,18 @@ def main() -> None:
                 rates[name].append(tokens / (time.perf_counter() - started))
 
     parameters = {name: sum(p.numel() for p in model.parameters()) for name, (model, _) in runs.items()}
-    assert parameters["nn.Transformer"] - parameters["ours"] == 4 * arguments.d_model, parameters  # its two final LayerNorms
+    assert parameters["nn.Transformer"] - parameters["ours"] == 4 * arguments.d_model, (
+        parameters
+    )  # its two final LayerNorms
     print(f"# training throughput, numbers task, d_model {arguments.d_model}, {arguments.layers}+{arguments.layers} layers, "
           f"{arguments.heads} heads, max_tokens {arguments.max_tokens}, {arguments.rounds} rounds × {arguments.steps} steps, "
           f"CPU threads {torch.get_num_threads()}, torch {torch.__version__}, {platform.machine()}")  # fmt: skip
     print("| model | parameters | median target tokens/s | min | max |")
     print("|---|---:|---:|---:|---:|")
     for name, values in rates.items():
-        print(f"| {name} | {parameters[name]:,} | {statistics.median(values):,.0f} | {min(values):,.0f} | {max(values):,.0f} |")
+        print(
+            f"| {name} | {parameters[name]:,} | {statistics.median(values):,.0f} | {min(values):,.0f} | {max(values):,.0f} |"
+        )
     ratio = statistics.median(rates["nn.Transformer"]) / statistics.median(rates["ours"])
     print(f"\nnn.Transformer / ours (tokens/s): {ratio:.2f}×  (target: ≤ 1.15×)")
 

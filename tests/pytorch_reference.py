@@ -31,7 +31,9 @@ def copy_attention(ours: MultiHeadAttention, theirs: nn.MultiheadAttention) -> N
 
 
 @torch.no_grad()
-def copy_feed_forward(ours: PositionwiseFeedForward, theirs: nn.TransformerEncoderLayer | nn.TransformerDecoderLayer) -> None:
+def copy_feed_forward(
+    ours: PositionwiseFeedForward, theirs: nn.TransformerEncoderLayer | nn.TransformerDecoderLayer
+) -> None:
     """``feed_forward.w_1``/``w_2`` → ``linear1``/``linear2``."""
     theirs.linear1.load_state_dict(ours.w_1.state_dict())
     theirs.linear2.load_state_dict(ours.w_2.state_dict())

@@ -7,14 +7,16 @@ import re
 import pytest
 import torch
 import torch.nn.functional as F
-
 from pytorch_reference import TOLERANCE
+
 from transformer_course import causal_mask, scaled_dot_product_attention
 
 PATHS = [pytest.param(False, id="reference"), pytest.param(True, id="fused")]
 
 
-def random_qkv(*batch: int, length_q: int = 5, length_k: int = 7, d_k: int = 8, d_v: int = 6, device="cpu", dtype=torch.float32):
+def random_qkv(
+    *batch: int, length_q: int = 5, length_k: int = 7, d_k: int = 8, d_v: int = 6, device="cpu", dtype=torch.float32
+):
     """Query ``(*batch, L_q, d_k)``, key ``(*batch, L_k, d_k)``, value ``(*batch, L_k, d_v)``."""
     query = torch.randn(*batch, length_q, d_k, device=device, dtype=dtype)
     key = torch.randn(*batch, length_k, d_k, device=device, dtype=dtype)
@@ -70,9 +72,7 @@ def test_equals_pytorch_with_batch_and_head_broadcasting(fused, device):
     value = torch.randn(1, 1, 7, 6, device=device)  # one value set shared by the whole batch
     mask = key_padding([7, 3], 7, device=device)  # (batch, 1, 1, L_k)
     output, _ = scaled_dot_product_attention(query, key, value, mask, fused=fused)
-    expected = F.scaled_dot_product_attention(
-        query, key.expand(2, 4, 7, 8), value.expand(2, 4, 7, 6), attn_mask=mask
-    )
+    expected = F.scaled_dot_product_attention(query, key.expand(2, 4, 7, 8), value.expand(2, 4, 7, 6), attn_mask=mask)
     assert output.shape == (2, 4, 5, 6)
     torch.testing.assert_close(output, expected, **TOLERANCE)
 
@@ -148,7 +148,9 @@ def test_fully_masked_row_gets_zero_weights():
 
 
 @pytest.mark.parametrize("fused", PATHS)
-@pytest.mark.parametrize("dtype, tolerance", [(torch.float16, 5e-3), (torch.bfloat16, 3e-2)], ids=["float16", "bfloat16"])
+@pytest.mark.parametrize(
+    "dtype, tolerance", [(torch.float16, 5e-3), (torch.bfloat16, 3e-2)], ids=["float16", "bfloat16"]
+)
 def test_half_precision_runs_and_stays_close_to_float32(fused, dtype, tolerance, device):
     torch.manual_seed(0)
     query, key, value = random_qkv(2, 3, device=device)
@@ -243,7 +245,9 @@ def test_non_bool_mask_raises_type_error_naming_the_dtype(fused):
 def test_unbroadcastable_mask_raises_value_error_naming_both_shapes(fused):
     query, key, value = random_qkv(2)
     mask = torch.ones(5, 5, dtype=torch.bool)  # L_k is 7
-    with pytest.raises(ValueError, match=r"mask of shape \(5, 5\) does not broadcast to the attention scores of shape \(2, 5, 7\)"):
+    with pytest.raises(
+        ValueError, match=r"mask of shape \(5, 5\) does not broadcast to the attention scores of shape \(2, 5, 7\)"
+    ):
         scaled_dot_product_attention(query, key, value, mask, fused=fused)
 
 

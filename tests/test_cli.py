@@ -19,7 +19,9 @@ def run_command(capsys, *argv) -> tuple[int, dict]:
 
 
 def test_train_prints_its_results_as_one_json_line_and_keeps_a_checkpoint(tmp_path, capsys):
-    code, results = run_command(capsys, "train", "--task", "reverse", "--max-steps", 3, "--out", tmp_path, "--no-progress", *TINY_MODEL)
+    code, results = run_command(
+        capsys, "train", "--task", "reverse", "--max-steps", 3, "--out", tmp_path, "--no-progress", *TINY_MODEL
+    )
     assert code == 0
     assert results["task"] == "reverse" and results["steps"] == 3 and results["stopped_because"] == "max_steps"
     assert 0 <= results["validation_exact_match"] <= 100 and results["checkpoint"] == str(tmp_path / "checkpoint.pt")
@@ -30,12 +32,30 @@ def test_evaluate_decodes_the_test_split_and_prints_its_scores(tmp_path, capsys)
     run_command(capsys, "train", "--task", "copy", "--max-steps", 2, "--out", tmp_path, "--no-progress", *TINY_MODEL)
     code, results = run_command(capsys, "evaluate", tmp_path / "checkpoint.pt", "--limit", 50, "--beam", 2)
     assert code == 0
-    assert results["task"] == "copy" and results["split"] == "test" and results["examples"] == 50 and results["beam_size"] == 2
+    assert (
+        results["task"] == "copy"
+        and results["split"] == "test"
+        and results["examples"] == 50
+        and results["beam_size"] == 2
+    )
     assert 0 <= results["exact_match"] <= 100
 
 
 def test_resume_takes_every_option_not_given_from_the_checkpoint(tmp_path, capsys):
-    run_command(capsys, "train", "--task", "copy", "--max-steps", 2, "--out", tmp_path, "--no-progress", "--warmup-steps", 7, *TINY_MODEL)
+    run_command(
+        capsys,
+        "train",
+        "--task",
+        "copy",
+        "--max-steps",
+        2,
+        "--out",
+        tmp_path,
+        "--no-progress",
+        "--warmup-steps",
+        7,
+        *TINY_MODEL,
+    )
     code, results = run_command(capsys, "train", "--resume", "--max-steps", 4, "--out", tmp_path, "--no-progress")
     assert code == 0 and results["task"] == "copy" and results["steps"] == 4
     saved = load_checkpoint(tmp_path / "checkpoint.pt")
@@ -59,7 +79,9 @@ def test_record_keeps_the_runs_command_curves_scores_examples_and_attention(tmp_
         capsys, "train", "--task", "multi30k", "--data", fixtures / "multi30k", "--vocab-size", 200, "--max-steps", 4,
         "--validate-every", 2, "--max-tokens", 256, "--out", tmp_path, "--no-progress", *TINY_MODEL,
     )  # fmt: skip
-    code, results = run_command(capsys, "record", tmp_path, "--out", tmp_path / "record.json", "--examples", 3, "--beam", 2)
+    code, results = run_command(
+        capsys, "record", tmp_path, "--out", tmp_path / "record.json", "--examples", 3, "--beam", 2
+    )
     record = json.loads((tmp_path / "record.json").read_text(encoding="utf-8"))
     assert code == 0 and results["record"] == str(tmp_path / "record.json")
     assert record["provenance"]["commands"][0].startswith("transformer-course train --task multi30k")
@@ -67,7 +89,9 @@ def test_record_keeps_the_runs_command_curves_scores_examples_and_attention(tmp_
     assert record["test"]["beam"]["beam_size"] == 2 and "tokenised_lowercase_bleu" in record["test"]["greedy"]
     assert len(record["examples"]) == 3 and set(record["examples"][0]) == {"source", "reference", "greedy", "beam"}
     attention = record["cross_attention"]
-    assert len(attention["weights"]) == len(attention["target_pieces"]) and len(attention["weights"][0]) == len(attention["source_pieces"])
+    assert len(attention["weights"]) == len(attention["target_pieces"]) and len(attention["weights"][0]) == len(
+        attention["source_pieces"]
+    )
     assert all(abs(sum(row) - 1) < 0.01 for row in attention["weights"])  # rows of weights, rounded to 3 decimals
     assert len(attention["layers"]) == 1 and len(attention["layers"][0]) == 2  # TINY_MODEL: 1 layer of 2 heads
 
@@ -96,11 +120,26 @@ def test_resuming_a_run_of_another_task_is_refused(tmp_path, capsys):
 
 
 def test_the_results_line_reports_the_last_training_loss_even_before_the_first_log_interval(tmp_path, capsys):
-    _, results = run_command(capsys, "train", "--task", "copy", "--max-steps", 2, "--log-every", 50, "--out", tmp_path, "--no-progress", *TINY_MODEL)
+    _, results = run_command(
+        capsys,
+        "train",
+        "--task",
+        "copy",
+        "--max-steps",
+        2,
+        "--log-every",
+        50,
+        "--out",
+        tmp_path,
+        "--no-progress",
+        *TINY_MODEL,
+    )
     assert results["train_loss"] > 0
 
 
-def test_resuming_a_multi30k_run_reuses_the_checkpoints_bpe_vocabulary_instead_of_retraining_it(tmp_path, capsys, fixtures, monkeypatch):
+def test_resuming_a_multi30k_run_reuses_the_checkpoints_bpe_vocabulary_instead_of_retraining_it(
+    tmp_path, capsys, fixtures, monkeypatch
+):
     run_command(
         capsys, "train", "--task", "multi30k", "--data", fixtures / "multi30k_tsv", "--vocab-size", 200, "--max-steps", 2,
         "--max-tokens", 256, "--out", tmp_path, "--no-progress", *TINY_MODEL,

@@ -147,13 +147,19 @@ def test_translate_returns_one_string_per_sentence_in_order():
     assert all(isinstance(text, str) for text in one_by_one)
 
 
-@pytest.mark.parametrize("decode", [greedy_decode, lambda model, source, max_len: beam_search(model, source, 3, max_len)])
+@pytest.mark.parametrize(
+    "decode", [greedy_decode, lambda model, source, max_len: beam_search(model, source, 3, max_len)]
+)
 def test_the_cache_projects_the_memory_once_and_feeds_one_new_token_per_step(decode):
     model, source = untrained_model(), random_source()
     cross_inputs, self_inputs = [], []
     for layer in model.decoder.layers:
-        layer.cross_attention.w_k.register_forward_hook(lambda module, inputs, output: cross_inputs.append(inputs[0].shape))
-        layer.self_attention.w_k.register_forward_hook(lambda module, inputs, output: self_inputs.append(inputs[0].shape))
+        layer.cross_attention.w_k.register_forward_hook(
+            lambda module, inputs, output: cross_inputs.append(inputs[0].shape)
+        )
+        layer.self_attention.w_k.register_forward_hook(
+            lambda module, inputs, output: self_inputs.append(inputs[0].shape)
+        )
     decode(model, source, max_len=5)
     assert len(cross_inputs) == len(model.decoder.layers)  # once per layer, at the first step
     assert len(self_inputs) > len(model.decoder.layers)  # several steps were taken

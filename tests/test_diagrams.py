@@ -11,12 +11,22 @@ import pytest
 from matplotlib.colors import to_hex
 from matplotlib.patches import FancyBboxPatch
 
-from transformer_course.diagrams import EXAMPLE, HIGHLIGHT, PARTS, attention_shapes, draw_figure_1, draw_figure_2, transformer_shapes
+from transformer_course.diagrams import (
+    EXAMPLE,
+    HIGHLIGHT,
+    PARTS,
+    attention_shapes,
+    draw_figure_1,
+    draw_figure_2,
+    transformer_shapes,
+)
 
 
 def test_figure_1_shapes_are_those_of_the_base_models_forward_pass():
     shapes = transformer_shapes()
-    batch, source, target, vocabulary = (EXAMPLE[key] for key in ("batch", "source_length", "target_length", "vocabulary"))
+    batch, source, target, vocabulary = (
+        EXAMPLE[key] for key in ("batch", "source_length", "target_length", "vocabulary")
+    )
     assert shapes["encoder self-attention"] == (batch, source, 512)
     assert shapes["cross-attention"] == (batch, target, 512)
     assert shapes["output projection"] == shapes["softmax"] == (batch, target, vocabulary)
@@ -33,7 +43,11 @@ def _highlighted_labels(ax) -> list[str]:
     for patch in boxes:
         if to_hex(patch.get_facecolor()) == to_hex(HIGHLIGHT):
             x, y = patch.get_x() + patch.get_width() / 2, patch.get_y() + patch.get_height() / 2
-            highlighted += [text.get_text() for text in ax.texts if abs(text.get_position()[0] - x) < 1e-6 and abs(text.get_position()[1] - y) < 1e-6]
+            highlighted += [
+                text.get_text()
+                for text in ax.texts
+                if abs(text.get_position()[0] - x) < 1e-6 and abs(text.get_position()[1] - y) < 1e-6
+            ]
     return highlighted
 
 

@@ -22,7 +22,12 @@ def free_loopback_port() -> int:
 def train_as_one_of_two(rank: int, port: int, out_dir: str, results_dir: str) -> None:
     """What ``torchrun --nproc_per_node=2`` would start: a process that knows its rank."""
     os.environ.update(
-        MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE="2", GLOO_SOCKET_IFNAME="lo"
+        MASTER_ADDR="127.0.0.1",
+        MASTER_PORT=str(port),
+        RANK=str(rank),
+        LOCAL_RANK=str(rank),
+        WORLD_SIZE="2",
+        GLOO_SOCKET_IFNAME="lo",
     )
     torch.set_num_threads(1)
     task = copy_task(seed=0, vocabulary_size=6, max_length=6, train_size=400, validation_size=20, test_size=20)
@@ -35,7 +40,9 @@ def train_as_one_of_two(rank: int, port: int, out_dir: str, results_dir: str) ->
 def test_two_processes_finish_with_identical_parameters(tmp_path):
     out_dir, results_dir = tmp_path / "run", tmp_path / "results"
     results_dir.mkdir()
-    multiprocessing.spawn(train_as_one_of_two, args=(free_loopback_port(), str(out_dir), str(results_dir)), nprocs=2, join=True)
+    multiprocessing.spawn(
+        train_as_one_of_two, args=(free_loopback_port(), str(out_dir), str(results_dir)), nprocs=2, join=True
+    )
 
     first, second = (torch.load(results_dir / f"rank{rank}.pt") for rank in (0, 1))
     assert first["steps"] == second["steps"] == 6
@@ -44,7 +51,10 @@ def test_two_processes_finish_with_identical_parameters(tmp_path):
 
     torch.manual_seed(0)
     untrained = TINY.build(10, 10).state_dict()
-    assert not torch.equal(first["model"]["encoder.layers.0.feed_forward.w_1.weight"], untrained["encoder.layers.0.feed_forward.w_1.weight"])
+    assert not torch.equal(
+        first["model"]["encoder.layers.0.feed_forward.w_1.weight"],
+        untrained["encoder.layers.0.feed_forward.w_1.weight"],
+    )
 
     checkpoint = load_checkpoint(out_dir / "checkpoint.pt")  # written by rank 0 alone
     assert checkpoint["progress"]["step"] == 6

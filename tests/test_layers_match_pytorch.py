@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import pytest
 import torch
+from pytorch_reference import TOLERANCE, copy_decoder_layer, copy_encoder_layer, copy_transformer
 from torch import nn
 
-from pytorch_reference import TOLERANCE, copy_decoder_layer, copy_encoder_layer, copy_transformer
 from transformer_course import DecoderLayer, EncoderLayer, Transformer, causal_mask, padding_mask, target_mask
 
 D_MODEL, HEADS, D_FF, LAYERS, PAD = 16, 4, 32, 2, 0
@@ -97,9 +97,11 @@ def test_decoder_layer_equals_pytorch_without_masks(norm_first, device):
 def transformer_pair(norm_first: bool, device):
     torch.manual_seed(0)
     ours = Transformer(20, 20, D_MODEL, HEADS, LAYERS, D_FF, dropout=0.0, norm_first=norm_first).to(device)
-    theirs = nn.Transformer(
-        D_MODEL, HEADS, LAYERS, LAYERS, D_FF, dropout=0.0, batch_first=True, norm_first=norm_first
-    ).to(device).train()
+    theirs = (
+        nn.Transformer(D_MODEL, HEADS, LAYERS, LAYERS, D_FF, dropout=0.0, batch_first=True, norm_first=norm_first)
+        .to(device)
+        .train()
+    )
     # nn.Transformer always ends each stack with a LayerNorm. The paper's Post-LN stack has none
     # (each layer already ends with one), so copy_transformer sets reference.encoder.norm and
     # reference.decoder.norm to None for norm_first=False; a Pre-LN stack needs the final norm,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 import torch
-
 from pytorch_reference import TOLERANCE
+
 from transformer_course import additive_mask, causal_mask, padding_mask, scaled_dot_product_attention, target_mask
 from transformer_course.masks import block_diagonal_mask, local_window_mask
 

@@ -36,10 +36,18 @@ REFERENCES = ["Two young white men are playing soccer in a field.", "A boy scout
 def test_the_three_bleu_scores_are_sacrebleus_own_on_the_same_text():
     scores = bleu_scores(HYPOTHESES, REFERENCES)
     assert scores["sacrebleu"] == pytest.approx(sacrebleu.corpus_bleu(HYPOTHESES, [REFERENCES]).score)
-    assert scores["sacrebleu_lowercase"] == pytest.approx(sacrebleu.corpus_bleu(HYPOTHESES, [REFERENCES], lowercase=True).score)
+    assert scores["sacrebleu_lowercase"] == pytest.approx(
+        sacrebleu.corpus_bleu(HYPOTHESES, [REFERENCES], lowercase=True).score
+    )
     # spaCy's English words, lowercased, as torchtext's lowercasing Field made them:
-    hypotheses = ["two young , white men do n't play soccer on a field .", "a boy - scout sits in a 3 - year - old u.s. car !"]
-    references = ["two young white men are playing soccer in a field .", "a boy scout sits in a three - year - old car ."]
+    hypotheses = [
+        "two young , white men do n't play soccer on a field .",
+        "a boy - scout sits in a 3 - year - old u.s. car !",
+    ]
+    references = [
+        "two young white men are playing soccer in a field .",
+        "a boy scout sits in a three - year - old car .",
+    ]
     expected = sacrebleu.corpus_bleu(hypotheses, [references], tokenize="none", smooth_method="none").score
     assert scores["tokenised_lowercase_bleu"] == pytest.approx(expected)
 

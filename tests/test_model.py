@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 import torch
-
 from pytorch_reference import TOLERANCE
+
 from transformer_course import (
     Decoder,
     DecoderLayer,
@@ -95,7 +95,9 @@ def test_embedding_rows_start_with_length_about_one():
 
 
 @pytest.mark.cuda
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU; the two tying tests above are its CPU twins")
+@pytest.mark.skipif(
+    not torch.cuda.is_available(), reason="needs a CUDA GPU; the two tying tests above are its CPU twins"
+)
 def test_tied_weights_stay_shared_after_moving_to_the_gpu():
     model = small_model("cuda", src_vocab_size=TGT_VOCAB, shared_vocabulary=True)
     shared = model.target_embedding.weight.data_ptr()
@@ -104,7 +106,11 @@ def test_tied_weights_stay_shared_after_moving_to_the_gpu():
 
 def test_untied_model_has_its_own_output_projection():
     model = small_model("cpu", tie_embeddings=False, src_vocab_size=TGT_VOCAB, shared_vocabulary=True)
-    pointers = {model.output_projection.weight.data_ptr(), model.target_embedding.weight.data_ptr(), model.source_embedding.weight.data_ptr()}
+    pointers = {
+        model.output_projection.weight.data_ptr(),
+        model.target_embedding.weight.data_ptr(),
+        model.source_embedding.weight.data_ptr(),
+    }
     assert len(pointers) == 3
 
 

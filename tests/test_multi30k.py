@@ -7,7 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from transformer_course.data import load_multi30k, multi30k_task, read_pairs, read_parallel_files, split_pairs, task_from_dict
+from transformer_course.data import (
+    load_multi30k,
+    multi30k_task,
+    read_pairs,
+    read_parallel_files,
+    split_pairs,
+    task_from_dict,
+)
 from transformer_course.data import tasks as tasks_module
 
 SHARED_MULTI30K = Path(__file__).resolve().parents[2] / "shared" / "data" / "multi30k"
@@ -54,9 +61,16 @@ def test_files_of_different_lengths_are_refused_naming_both_and_their_counts(tmp
 @needs_the_corpus
 def test_the_shared_corpus_has_the_standard_splits_and_its_tab_line():
     splits = load_multi30k(SHARED_MULTI30K)
-    assert {split: len(pairs) for split, pairs in splits.items()} == {"train": 29_000, "validation": 1_014, "test": 1_000}
+    assert {split: len(pairs) for split, pairs in splits.items()} == {
+        "train": 29_000,
+        "validation": 1_014,
+        "test": 1_000,
+    }
     assert "\t" in splits["train"][7_365][0]  # line 7,366 of train.de
-    assert splits["test"][0] == ("Ein Mann mit einem orangefarbenen Hut, der etwas anstarrt.", "A man in an orange hat starring at something.")
+    assert splits["test"][0] == (
+        "Ein Mann mit einem orangefarbenen Hut, der etwas anstarrt.",
+        "A man in an orange hat starring at something.",
+    )
 
 
 def test_jsonl_and_tsv_files_give_the_same_pairs(fixtures):
@@ -102,7 +116,9 @@ def test_a_tsv_line_without_two_columns_is_reported(tmp_path):
 
 def test_a_directory_missing_a_split_is_reported(tmp_path):
     (tmp_path / "train.tsv").write_text("a\tb\n")
-    with pytest.raises(FileNotFoundError, match=r"no val\.de\[\.gz\] and val\.en\[\.gz\], nor validation\.jsonl or validation\.tsv"):
+    with pytest.raises(
+        FileNotFoundError, match=r"no val\.de\[\.gz\] and val\.en\[\.gz\], nor validation\.jsonl or validation\.tsv"
+    ):
         load_multi30k(tmp_path)
 
 
@@ -152,7 +168,10 @@ def test_on_a_cpu_multi30k_trains_with_its_cpu_recipe(tmp_path, fixtures):
     from transformer_course.cli import main
     from transformer_course.training import CPU_RECIPES, RECIPES, load_checkpoint, recipe_for
 
-    assert recipe_for("multi30k", "cpu") is CPU_RECIPES["multi30k"] and recipe_for("multi30k", "cuda") is RECIPES["multi30k"]
+    assert (
+        recipe_for("multi30k", "cpu") is CPU_RECIPES["multi30k"]
+        and recipe_for("multi30k", "cuda") is RECIPES["multi30k"]
+    )
     assert recipe_for("numbers", "cpu") is RECIPES["numbers"]  # a task without a CPU recipe trains the same everywhere
     main(["train", "--task", "multi30k", "--data", str(fixtures / "multi30k"), "--vocab-size", "200", "--max-steps", "1",
           "--device", "cpu", "--out", str(tmp_path), "--no-progress"])  # fmt: skip
@@ -170,6 +189,8 @@ def test_a_short_run_on_the_real_corpus_lowers_the_loss(tmp_path):
     recipe = CPU_RECIPES["multi30k"]
     task = multi30k_task(SHARED_MULTI30K, vocab_size=2000)
     task.splits["validation"] = task.splits["validation"][:20]  # the run validates once, when it stops
-    config = TrainingConfig(**{**recipe.training, "max_tokens": 1024, "warmup_steps": 20}, max_steps=60, log_every=10, device="cpu")
+    config = TrainingConfig(
+        **{**recipe.training, "max_tokens": 1024, "warmup_steps": 20}, max_steps=60, log_every=10, device="cpu"
+    )
     history = train(task, config, recipe.model, progress=False).history["train"]
     assert history[-1]["train_loss"] < history[0]["train_loss"] - 0.5, [row["train_loss"] for row in history]

@@ -6,8 +6,8 @@ import re
 
 import pytest
 import torch
-
 from pytorch_reference import TOLERANCE, pytorch_attention_like
+
 from transformer_course import KeyValueCache, MultiHeadAttention, causal_mask
 
 D_MODEL, HEADS = 16, 4
@@ -148,16 +148,24 @@ def test_non_positive_sizes_raise():
 )
 def test_wrong_input_shape_raises_naming_it(name, shape):
     attention = MultiHeadAttention(D_MODEL, HEADS)
-    inputs = {"query": torch.randn(2, 5, D_MODEL), "key": torch.randn(2, 5, D_MODEL), "value": torch.randn(2, 5, D_MODEL)}
+    inputs = {
+        "query": torch.randn(2, 5, D_MODEL),
+        "key": torch.randn(2, 5, D_MODEL),
+        "value": torch.randn(2, 5, D_MODEL),
+    }
     inputs[name] = torch.randn(*shape)
-    with pytest.raises(ValueError, match=re.escape(f"{name} must have shape (batch, L, d_model={D_MODEL}), got shape {shape}")):
+    with pytest.raises(
+        ValueError, match=re.escape(f"{name} must have shape (batch, L, d_model={D_MODEL}), got shape {shape}")
+    ):
         attention(**inputs)
 
 
 def test_mismatched_batch_sizes_raise_naming_the_shapes():
     attention = MultiHeadAttention(D_MODEL, HEADS)
     query, memory = torch.randn(2, 5, D_MODEL), torch.randn(3, 5, D_MODEL)
-    with pytest.raises(ValueError, match=re.escape(f"same batch size, got shapes (2, 5, {D_MODEL}), (3, 5, {D_MODEL})")):
+    with pytest.raises(
+        ValueError, match=re.escape(f"same batch size, got shapes (2, 5, {D_MODEL}), (3, 5, {D_MODEL})")
+    ):
         attention(query, memory, memory)
 
 
@@ -171,7 +179,10 @@ def test_mismatched_key_and_value_lengths_raise_naming_the_shapes():
 def test_mask_that_does_not_fit_the_scores_raises_naming_both_shapes():
     attention = MultiHeadAttention(D_MODEL, HEADS)
     x = torch.randn(2, 5, D_MODEL)
-    with pytest.raises(ValueError, match=re.escape(f"mask of shape (4, 4) does not broadcast to the attention scores of shape (2, {HEADS}, 5, 5)")):
+    with pytest.raises(
+        ValueError,
+        match=re.escape(f"mask of shape (4, 4) does not broadcast to the attention scores of shape (2, {HEADS}, 5, 5)"),
+    ):
         attention(x, x, x, causal_mask(4))
 
 

@@ -42,7 +42,11 @@ CASES = [
     (10100000, "ten million one hundred thousand", "一千零一十万"),
     (20000000, "twenty million", "二千万"),
     (20000200, "twenty million two hundred", "二千万零二百"),
-    (99999999, "ninety-nine million nine hundred and ninety-nine thousand nine hundred and ninety-nine", "九千九百九十九万九千九百九十九"),
+    (
+        99999999,
+        "ninety-nine million nine hundred and ninety-nine thousand nine hundred and ninety-nine",
+        "九千九百九十九万九千九百九十九",
+    ),
 ]
 
 

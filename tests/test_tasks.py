@@ -24,7 +24,14 @@ def test_special_tokens_come_first_at_fixed_ids():
 
 def test_english_words_split_hyphens_into_their_own_token():
     task = numbers_task(train_size=10, validation_size=6, test_size=6)
-    assert task.source_tokenizer.tokenize("ninety-nine thousand and one") == ["ninety", "-", "nine", "thousand", "and", "one"]
+    assert task.source_tokenizer.tokenize("ninety-nine thousand and one") == [
+        "ninety",
+        "-",
+        "nine",
+        "thousand",
+        "and",
+        "one",
+    ]
 
 
 def test_chinese_is_split_into_characters():

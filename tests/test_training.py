@@ -7,8 +7,6 @@ import torch
 import torch.nn.functional as F
 from torch.optim.optimizer import register_optimizer_step_post_hook
 
-from transformer_course.training import loop as training_loop
-
 from transformer_course.data import copy_task
 from transformer_course.training import (
     LabelSmoothingLoss,
@@ -24,6 +22,7 @@ from transformer_course.training import (
     transformer_optimizer,
     warmup_scheduler,
 )
+from transformer_course.training import loop as training_loop
 
 TINY = ModelConfig(d_model=16, num_heads=2, num_layers=1, d_ff=32, dropout=0.1)
 
@@ -34,7 +33,9 @@ def task():
 
 
 def tiny_run(out_dir, max_steps, **options):
-    settings = dict(max_steps=max_steps, max_tokens=64, warmup_steps=5, validate_every=4, log_every=2, out_dir=str(out_dir))
+    settings = dict(
+        max_steps=max_steps, max_tokens=64, warmup_steps=5, validate_every=4, log_every=2, out_dir=str(out_dir)
+    )
     settings.update(options)
     return TrainingConfig(**settings)
 
@@ -53,7 +54,9 @@ def test_label_smoothing_equals_pytorch_cross_entropy_with_label_smoothing():
 def test_label_smoothing_of_zero_is_cross_entropy():
     torch.manual_seed(1)
     logits, targets = torch.randn(5, 9), torch.randint(0, 9, (5,))
-    torch.testing.assert_close(LabelSmoothingLoss(0.0, ignore_index=-100)(logits, targets), F.cross_entropy(logits, targets))
+    torch.testing.assert_close(
+        LabelSmoothingLoss(0.0, ignore_index=-100)(logits, targets), F.cross_entropy(logits, targets)
+    )
 
 
 def test_padding_positions_do_not_change_the_loss():
@@ -78,7 +81,9 @@ def test_label_smoothing_rejects_mismatched_shapes_and_bad_epsilon():
 def test_schedule_is_equation_3_of_the_paper():
     assert transformer_learning_rate(1, 512, 4000) == pytest.approx(512**-0.5 * 4000**-1.5)
     assert transformer_learning_rate(10_000, 512, 4000) == pytest.approx(512**-0.5 * 10_000**-0.5)
-    assert transformer_learning_rate(100, 512, 4000, scale=2.0) == pytest.approx(2 * transformer_learning_rate(100, 512, 4000))
+    assert transformer_learning_rate(100, 512, 4000, scale=2.0) == pytest.approx(
+        2 * transformer_learning_rate(100, 512, 4000)
+    )
 
 
 def test_schedule_rises_linearly_then_peaks_at_warmup_then_decays():
@@ -175,7 +180,9 @@ def test_resuming_in_the_middle_of_an_epoch_continues_with_the_next_batch(task, 
 def test_a_time_budget_stops_the_run(task, tmp_path):
     result = train(task, TrainingConfig(minutes=0.002, max_tokens=64, out_dir=str(tmp_path)), TINY, progress=False)
     assert result.stopped_because == "minutes" and 1 <= result.steps < 1000
-    again = train(task, TrainingConfig(minutes=0.002, max_tokens=64, out_dir=str(tmp_path)), TINY, resume=True, progress=False)
+    again = train(
+        task, TrainingConfig(minutes=0.002, max_tokens=64, out_dir=str(tmp_path)), TINY, resume=True, progress=False
+    )
     assert again.steps == result.steps  # the budget is total: a resumed run that has spent it stops at once
 
 
@@ -201,14 +208,18 @@ def test_a_nan_loss_stops_the_run_and_keeps_the_last_good_checkpoint(task, tmp_p
         return output
 
     model.register_forward_hook(poison_step_6)
-    with pytest.raises(NonFiniteLossError, match=r"loss became nan at step 6 .*checkpoint.pt \(step 4\), is left as it was"):
+    with pytest.raises(
+        NonFiniteLossError, match=r"loss became nan at step 6 .*checkpoint.pt \(step 4\), is left as it was"
+    ):
         train(task, tiny_run(tmp_path, 10), TINY, model=model, progress=False)
     assert load_checkpoint(tmp_path / "checkpoint.pt")["progress"]["step"] == 4
     assert all_finite(model.parameters())  # not updated with the NaN
 
 
 @pytest.mark.parametrize("clip_norm", [1.0, None], ids=["clipped", "unclipped"])
-def test_non_finite_gradients_with_a_finite_loss_stop_the_run_and_keep_the_last_good_checkpoint(task, tmp_path, clip_norm):
+def test_non_finite_gradients_with_a_finite_loss_stop_the_run_and_keep_the_last_good_checkpoint(
+    task, tmp_path, clip_norm
+):
     model = tiny_model(task)
     backward_passes = []
 
@@ -218,7 +229,10 @@ def test_non_finite_gradients_with_a_finite_loss_stop_the_run_and_keep_the_last_
 
     model.encoder.layers[0].feed_forward.w_1.weight.register_hook(infinite_gradient_at_step_8)
     # Step 8 is a validation step: had its update gone through, NaN weights would be checkpointed.
-    with pytest.raises(NonFiniteGradientError, match=r"gradient norm became inf .* at step 8 .*checkpoint.pt \(step 4\), is left as it was"):
+    with pytest.raises(
+        NonFiniteGradientError,
+        match=r"gradient norm became inf .* at step 8 .*checkpoint.pt \(step 4\), is left as it was",
+    ):
         train(task, tiny_run(tmp_path, 12, clip_norm=clip_norm), TINY, model=model, progress=False)
     saved = load_checkpoint(tmp_path / "checkpoint.pt")
     assert saved["progress"]["step"] == 4
@@ -237,7 +251,9 @@ def test_a_checkpoint_is_never_written_from_non_finite_parameters(task, tmp_path
 
     handle = register_optimizer_step_post_hook(nan_weights_after_update_8)
     try:
-        with pytest.raises(NonFiniteLossError, match=r"parameters became non-finite at step 8; no checkpoint was written"):
+        with pytest.raises(
+            NonFiniteLossError, match=r"parameters became non-finite at step 8; no checkpoint was written"
+        ):
             train(task, tiny_run(tmp_path, 12), TINY, progress=False)
     finally:
         handle.remove()
@@ -294,7 +310,9 @@ def training_step_runs_on(device, task, tmp_path):
 
 
 @pytest.mark.cuda
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU: mixed precision (bf16 or fp16 + GradScaler)")
+@pytest.mark.skipif(
+    not torch.cuda.is_available(), reason="needs a CUDA GPU: mixed precision (bf16 or fp16 + GradScaler)"
+)
 def test_training_runs_in_mixed_precision_on_a_gpu(task, tmp_path):
     training_step_runs_on("cuda", task, tmp_path)
 

@@ -79,15 +79,15 @@ def scaled_dot_product_attention(
     return output, weights
 
 
-def _check_inputs(
-    query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None, dropout_p: float
-) -> tuple[int, ...]:
-    """Validate the inputs of attention and return the shape of the scores ``(..., L_q, L_k)``."""
+def _check_inputs(query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None, dropout_p: float) -> None:
+    """Raise a ``ValueError``/``TypeError`` naming the shapes if the inputs of attention do not fit."""
     for name, tensor in (("query", query), ("key", key), ("value", value)):
         if not isinstance(tensor, Tensor):
             raise TypeError(f"{name} must be a torch.Tensor, got {type(tensor).__name__}")
         if tensor.dim() < 2:
-            raise ValueError(f"{name} must have shape (..., L, d) with at least 2 dimensions, got shape {tuple(tensor.shape)}")
+            raise ValueError(
+                f"{name} must have shape (..., L, d) with at least 2 dimensions, got shape {tuple(tensor.shape)}"
+            )
     if not (query.dim() == key.dim() == value.dim()):
         raise ValueError(
             f"query, key and value must have the same rank, got shapes {tuple(query.shape)}, "
@@ -114,7 +114,5 @@ def _check_inputs(
         ) from None
     if not 0.0 <= dropout_p < 1.0:
         raise ValueError(f"dropout_p must be in [0, 1), got {dropout_p}")
-    scores_shape = (*batch_shape, query.size(-2), key.size(-2))
     if mask is not None:
-        check_mask(mask, scores_shape)
-    return scores_shape
+        check_mask(mask, (*batch_shape, query.size(-2), key.size(-2)))  # the scores' shape

@@ -51,7 +51,16 @@ class DecoderLayer(nn.Module):
         fused: use PyTorch's fused attention kernel.
     """
 
-    def __init__(self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.1, norm_first: bool = False, *, fused: bool = False):
+    def __init__(
+        self,
+        d_model: int,
+        num_heads: int,
+        d_ff: int,
+        dropout: float = 0.1,
+        norm_first: bool = False,
+        *,
+        fused: bool = False,
+    ):
         super().__init__()
         self.self_attention = MultiHeadAttention(d_model, num_heads, dropout, fused=fused)
         self.cross_attention = MultiHeadAttention(d_model, num_heads, dropout, fused=fused)
@@ -83,7 +92,9 @@ class DecoderLayer(nn.Module):
         self_cache = cache.self_attention if cache is not None else None
         cross_cache = cache.cross_attention if cache is not None else None
         y = self.self_attention_sublayer(y, lambda h: self.self_attention(h, h, h, target_mask, self_cache))
-        y = self.cross_attention_sublayer(y, lambda h: self.cross_attention(h, memory, memory, source_mask, cross_cache))
+        y = self.cross_attention_sublayer(
+            y, lambda h: self.cross_attention(h, memory, memory, source_mask, cross_cache)
+        )
         return self.feed_forward_sublayer(y, self.feed_forward)
 
 

@@ -21,20 +21,20 @@ and return generated ids ``(batch, T)``: the output tokens, ``<eos>`` included, 
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Iterator, Sequence
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .special_tokens import BOS_ID, EOS_ID, PAD_ID
 from .masks import padding_mask
+from .special_tokens import BOS_ID, EOS_ID, PAD_ID
 
 
 @contextmanager
-def _evaluation_mode(model: nn.Module) -> Iterator[None]:
-    """Dropout off and no gradients while decoding; the model's mode is restored afterwards."""
+def evaluation_mode(model: nn.Module) -> Iterator[None]:
+    """Dropout off and no gradients while decoding or scoring; the model's mode is restored afterwards."""
     was_training = model.training
     model.eval()
     try:
@@ -46,11 +46,19 @@ def _evaluation_mode(model: nn.Module) -> Iterator[None]:
 
 def _check_source(source: Tensor) -> None:
     if source.dim() != 2 or source.is_floating_point():
-        raise ValueError(f"source must be integer token ids of shape (batch, L_src), got {source.dtype} {tuple(source.shape)}")
+        raise ValueError(
+            f"source must be integer token ids of shape (batch, L_src), got {source.dtype} {tuple(source.shape)}"
+        )
 
 
 def greedy_decode(
-    model: nn.Module, source: Tensor, max_len: int = 100, *, pad_id: int = PAD_ID, bos_id: int = BOS_ID, eos_id: int = EOS_ID
+    model: nn.Module,
+    source: Tensor,
+    max_len: int = 100,
+    *,
+    pad_id: int = PAD_ID,
+    bos_id: int = BOS_ID,
+    eos_id: int = EOS_ID,
 ) -> Tensor:
     """The most probable token at every step, with the key/value cache.
 
@@ -63,7 +71,7 @@ def greedy_decode(
         ``(batch, T)`` generated ids, ``T ≤ max_len``; after a row's ``<eos>`` comes ``<pad>``.
     """
     _check_source(source)
-    with _evaluation_mode(model):
+    with evaluation_mode(model):
         source_mask = padding_mask(source, pad_id)  # (batch, 1, 1, L_src)
         memory = model.encode(source, source_mask)  # (batch, L_src, d_model)
         cache = model.decoder.new_cache()
@@ -71,7 +79,9 @@ def greedy_decode(
         finished = torch.zeros(source.size(0), dtype=torch.bool, device=source.device)
         generated = []
         for _ in range(max_len):
-            hidden = model.decode(next_input, memory, source_mask, cache=cache)  # (batch, 1, d_model): the new position only
+            hidden = model.decode(
+                next_input, memory, source_mask, cache=cache
+            )  # (batch, 1, d_model): the new position only
             token = model.generate_logits(hidden[:, -1]).argmax(dim=-1)  # (batch,)
             token = token.masked_fill(finished, pad_id)
             generated.append(token)
@@ -83,14 +93,20 @@ def greedy_decode(
 
 
 def greedy_decode_without_cache(
-    model: nn.Module, source: Tensor, max_len: int = 100, *, pad_id: int = PAD_ID, bos_id: int = BOS_ID, eos_id: int = EOS_ID
+    model: nn.Module,
+    source: Tensor,
+    max_len: int = 100,
+    *,
+    pad_id: int = PAD_ID,
+    bos_id: int = BOS_ID,
+    eos_id: int = EOS_ID,
 ) -> Tensor:
     """Greedy decoding that runs the decoder over the whole prefix at every step (no cache).
 
     Same arguments and result as :func:`greedy_decode`; step ``t`` costs ``O(t²)`` attention.
     """
     _check_source(source)
-    with _evaluation_mode(model):
+    with evaluation_mode(model):
         source_mask = padding_mask(source, pad_id)
         memory = model.encode(source, source_mask)
         prefix = torch.full((source.size(0), 1), bos_id, dtype=torch.long, device=source.device)  # (batch, t)
@@ -144,7 +160,7 @@ def beam_search(
         raise ValueError(f"beam_size must be at least 1, got {beam_size}")
     batch, beams = source.size(0), beam_size
     device = source.device
-    with _evaluation_mode(model):
+    with evaluation_mode(model):
         source_mask = padding_mask(source, pad_id)  # (batch, 1, 1, L_src)
         memory = model.encode(source, source_mask)  # (batch, L_src, d_model)
         # Each hypothesis is a row of its own: (batch · beams, ...), the beams of a sentence adjacent.
@@ -208,7 +224,7 @@ def sequence_log_probability(
         ``(batch,)`` float32 log-probabilities (the ``<eos>`` included, the ``<pad>`` not).
     """
     _check_source(source)
-    with _evaluation_mode(model):
+    with evaluation_mode(model):
         source_mask = padding_mask(source, pad_id)
         decoder_input = torch.cat([torch.full_like(output[:, :1], bos_id), output[:, :-1]], dim=1)  # shifted right
         hidden = model.decode(decoder_input, model.encode(source, source_mask), source_mask)
@@ -240,10 +256,13 @@ def translate(
         indices = order[start : start + batch_size]
         longest = max(len(encoded[index]) for index in indices)
         source = torch.tensor(
-            [encoded[index] + [source_tokenizer.pad_id] * (longest - len(encoded[index])) for index in indices], device=device
+            [encoded[index] + [source_tokenizer.pad_id] * (longest - len(encoded[index])) for index in indices],
+            device=device,
         )
         limit = max_len if max_len is not None else 2 * longest + 10
-        special_ids = dict(pad_id=source_tokenizer.pad_id, bos_id=target_tokenizer.bos_id, eos_id=target_tokenizer.eos_id)
+        special_ids = dict(
+            pad_id=source_tokenizer.pad_id, bos_id=target_tokenizer.bos_id, eos_id=target_tokenizer.eos_id
+        )
         if beam_size == 1:
             output = greedy_decode(model, source, limit, **special_ids)
         else:

@@ -33,7 +33,13 @@ PARTS = {
     "positions": ("source positions", "target positions"),
     "attention": ("encoder self-attention", "decoder self-attention", "cross-attention"),
     "masks": ("decoder self-attention", "cross-attention", "encoder self-attention"),
-    "add-norm": ("encoder add & norm 1", "encoder add & norm 2", "decoder add & norm 1", "decoder add & norm 2", "decoder add & norm 3"),
+    "add-norm": (
+        "encoder add & norm 1",
+        "encoder add & norm 2",
+        "decoder add & norm 1",
+        "decoder add & norm 2",
+        "decoder add & norm 3",
+    ),
     "feed-forward": ("encoder feed-forward", "decoder feed-forward"),
     "output": ("output projection", "softmax", "target tokens"),
 }
@@ -85,7 +91,9 @@ def transformer_shapes() -> dict[str, tuple[int, ...]]:
         logits = model(source, target, padding_mask(source, 0))
     for handle in handles:
         handle.remove()
-    shapes.update({"source tokens": tuple(source.shape), "target tokens": tuple(target.shape), "softmax": tuple(logits.shape)})
+    shapes.update(
+        {"source tokens": tuple(source.shape), "target tokens": tuple(target.shape), "softmax": tuple(logits.shape)}
+    )
     return shapes
 
 
@@ -94,8 +102,17 @@ def _shape(shape: tuple[int, ...]) -> str:
 
 
 def _draw_box(ax: Axes, box: _Box, text: str, highlighted: bool, height: float = 0.05) -> None:
-    ax.add_patch(FancyBboxPatch((box.x - box.width / 2, box.y - height / 2), box.width, height, boxstyle="round,pad=0.004",
-                                facecolor=HIGHLIGHT if highlighted else PLAIN, edgecolor=EDGE, linewidth=0.8))
+    ax.add_patch(
+        FancyBboxPatch(
+            (box.x - box.width / 2, box.y - height / 2),
+            box.width,
+            height,
+            boxstyle="round,pad=0.004",
+            facecolor=HIGHLIGHT if highlighted else PLAIN,
+            edgecolor=EDGE,
+            linewidth=0.8,
+        )
+    )
     ax.text(box.x, box.y, text, ha="center", va="center", fontsize=7.2)
 
 
@@ -148,28 +165,55 @@ def draw_figure_1(highlight: set[str] | frozenset[str] = frozenset(), ax: Axes |
     # Residual connections: each add & norm adds the sublayer's input back to its output.
     for column in (encoder, decoder):
         for sublayer, add_norm in zip(column, column[1:]):
-            if add_norm.key.endswith(("norm 1", "norm 2", "norm 3")) and not sublayer.key.endswith(("norm 1", "norm 2", "norm 3")):
+            if add_norm.key.endswith(("norm 1", "norm 2", "norm 3")) and not sublayer.key.endswith(
+                ("norm 1", "norm 2", "norm 3")
+            ):
                 start, end = (sublayer.x - 0.17, sublayer.y - 0.035), (add_norm.x - 0.17, add_norm.y)
                 _arrow(ax, start, end, connectionstyle="bar,fraction=-0.35", linestyle=(0, (2, 1.5)))
     # The stacks of N identical layers, and the encoder's output (the memory) feeding every decoder layer.
-    ax.add_patch(FancyBboxPatch((encoder_x - 0.21, 0.295), 0.42, 0.325, boxstyle="round,pad=0.01", fill=False,
-                                edgecolor=EDGE, linestyle="--", linewidth=0.8))
-    ax.add_patch(FancyBboxPatch((decoder_x - 0.21, 0.295), 0.42, 0.485, boxstyle="round,pad=0.01", fill=False,
-                                edgecolor=EDGE, linestyle="--", linewidth=0.8))
+    ax.add_patch(
+        FancyBboxPatch(
+            (encoder_x - 0.21, 0.295),
+            0.42,
+            0.325,
+            boxstyle="round,pad=0.01",
+            fill=False,
+            edgecolor=EDGE,
+            linestyle="--",
+            linewidth=0.8,
+        )
+    )
+    ax.add_patch(
+        FancyBboxPatch(
+            (decoder_x - 0.21, 0.295),
+            0.42,
+            0.485,
+            boxstyle="round,pad=0.01",
+            fill=False,
+            edgecolor=EDGE,
+            linestyle="--",
+            linewidth=0.8,
+        )
+    )
     ax.text(encoder_x - 0.235, 0.45, "N = 6 ×", ha="right", va="center", fontsize=8)
     ax.text(decoder_x + 0.235, 0.53, "× N = 6", ha="left", va="center", fontsize=8)
     _arrow(ax, (encoder_x + 0.17, 0.58), (decoder_x - 0.17, 0.50), connectionstyle="arc3,rad=-0.25")
     ax.text(0.5, 0.60, "memory", ha="center", fontsize=7, style="italic")
     batch, source_length, target_length = EXAMPLE["batch"], EXAMPLE["source_length"], EXAMPLE["target_length"]
-    ax.set_title(f"Figure 1 with the shapes of one forward pass: batch {batch}, {source_length} source and "
-                 f"{target_length} target tokens, vocabulary {EXAMPLE['vocabulary']}", fontsize=8.5)
+    ax.set_title(
+        f"Figure 1 with the shapes of one forward pass: batch {batch}, {source_length} source and "
+        f"{target_length} target tokens, vocabulary {EXAMPLE['vocabulary']}",
+        fontsize=8.5,
+    )
     ax.set(xlim=(0, 1), ylim=(0, 1))
     ax.axis("off")
     return ax
 
 
 @functools.cache
-def attention_shapes(d_model: int = 512, num_heads: int = 8, batch: int = 2, length: int = 7) -> dict[str, tuple[int, ...]]:
+def attention_shapes(
+    d_model: int = 512, num_heads: int = 8, batch: int = 2, length: int = 7
+) -> dict[str, tuple[int, ...]]:
     """The shapes inside one :class:`MultiHeadAttention` call (Figure 2), recorded while it runs."""
     attention = MultiHeadAttention(d_model, num_heads).eval()
     x = torch.randn(batch, length, d_model)
@@ -184,7 +228,9 @@ def attention_shapes(d_model: int = 512, num_heads: int = 8, batch: int = 2, len
     return shapes
 
 
-def draw_figure_2(highlight: set[str] | frozenset[str] = frozenset(), axes: tuple[Axes, Axes] | None = None) -> tuple[Axes, Axes]:
+def draw_figure_2(
+    highlight: set[str] | frozenset[str] = frozenset(), axes: tuple[Axes, Axes] | None = None
+) -> tuple[Axes, Axes]:
     """Figure 2 of the paper: scaled dot-product attention (left) and multi-head attention (right).
 
     Args:

@@ -32,7 +32,16 @@ class EncoderLayer(nn.Module):
         fused: use PyTorch's fused attention kernel.
     """
 
-    def __init__(self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.1, norm_first: bool = False, *, fused: bool = False):
+    def __init__(
+        self,
+        d_model: int,
+        num_heads: int,
+        d_ff: int,
+        dropout: float = 0.1,
+        norm_first: bool = False,
+        *,
+        fused: bool = False,
+    ):
         super().__init__()
         self.self_attention = MultiHeadAttention(d_model, num_heads, dropout, fused=fused)
         self.feed_forward = PositionwiseFeedForward(d_model, d_ff, dropout)

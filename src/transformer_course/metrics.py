@@ -23,9 +23,8 @@ tasks with one right answer (numbers, copy, reverse).
 
 from __future__ import annotations
 
-from typing import Sequence
-
 import functools
+from collections.abc import Sequence
 
 import sacrebleu
 
@@ -40,10 +39,14 @@ def _check_lengths(hypotheses: Sequence[str], references: Sequence[str]) -> None
 def exact_match(hypotheses: Sequence[str], references: Sequence[str]) -> float:
     """Percentage (0 … 100) of hypotheses equal to their reference."""
     _check_lengths(hypotheses, references)
-    return 100.0 * sum(hypothesis == reference for hypothesis, reference in zip(hypotheses, references)) / len(references)
+    return (
+        100.0 * sum(hypothesis == reference for hypothesis, reference in zip(hypotheses, references)) / len(references)
+    )
 
 
-def corpus_bleu(hypotheses: Sequence[str], references: Sequence[str], lowercase: bool = False, tokenize: str = "13a") -> float:
+def corpus_bleu(
+    hypotheses: Sequence[str], references: Sequence[str], lowercase: bool = False, tokenize: str = "13a"
+) -> float:
     """sacreBLEU corpus BLEU (0 … 100) of detokenised hypotheses against one reference each.
 
     Args:
@@ -68,7 +71,11 @@ def tokenised_lowercase_bleu(hypotheses: Sequence[str], references: Sequence[str
         return " ".join(token.text.lower() for token in tokenizer(text))
 
     return sacrebleu.corpus_bleu(
-        [words(text) for text in hypotheses], [[words(text) for text in references]], tokenize="none", smooth_method="none", force=True
+        [words(text) for text in hypotheses],
+        [[words(text) for text in references]],
+        tokenize="none",
+        smooth_method="none",
+        force=True,
     ).score  # force: the words are tokenised on purpose
 
 

@@ -12,8 +12,8 @@ distribution. With ``tie_embeddings`` the output layer reuses the target embeddi
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 import torch
 from torch import Tensor, nn
@@ -77,8 +77,12 @@ class Transformer(nn.Module):
         self.target_embedding = TokenEmbedding(tgt_vocab_size, d_model)
         self.source_positions = POSITIONAL_ENCODINGS[positional](d_model, max_len, dropout)
         self.target_positions = POSITIONAL_ENCODINGS[positional](d_model, max_len, dropout)
-        self.encoder = Encoder(EncoderLayer(d_model, num_heads, d_ff, dropout, norm_first, fused=fused_attention), num_layers)
-        self.decoder = Decoder(DecoderLayer(d_model, num_heads, d_ff, dropout, norm_first, fused=fused_attention), num_layers)
+        self.encoder = Encoder(
+            EncoderLayer(d_model, num_heads, d_ff, dropout, norm_first, fused=fused_attention), num_layers
+        )
+        self.decoder = Decoder(
+            DecoderLayer(d_model, num_heads, d_ff, dropout, norm_first, fused=fused_attention), num_layers
+        )
         self.output_projection = nn.Linear(d_model, tgt_vocab_size, bias=False)
         self._reset_parameters()
         if tie_embeddings:
@@ -135,7 +139,9 @@ class Transformer(nn.Module):
         """Hidden states ``(batch, L, d_model)`` → next-token logits ``(batch, L, tgt_vocab_size)``."""
         return self.output_projection(hidden)
 
-    def forward(self, src: Tensor, tgt: Tensor, src_mask: Tensor | None = None, tgt_mask: Tensor | None = None) -> Tensor:
+    def forward(
+        self, src: Tensor, tgt: Tensor, src_mask: Tensor | None = None, tgt_mask: Tensor | None = None
+    ) -> Tensor:
         """Teacher-forced logits ``(batch, L_tgt, tgt_vocab_size)`` for source ``(batch, L_src)`` and target ``(batch, L_tgt)``."""
         memory = self.encode(src, src_mask)
         return self.generate_logits(self.decode(tgt, memory, src_mask, tgt_mask))

@@ -157,7 +157,9 @@ class MultiHeadAttention(nn.Module):
                 f"{tuple(key.shape)} and {tuple(value.shape)}"
             )
         if key.size(1) != value.size(1):
-            raise ValueError(f"key and value must have the same length, got shapes {tuple(key.shape)} and {tuple(value.shape)}")
+            raise ValueError(
+                f"key and value must have the same length, got shapes {tuple(key.shape)} and {tuple(value.shape)}"
+            )
 
     def extra_repr(self) -> str:
         return f"d_model={self.d_model}, num_heads={self.num_heads}, d_k={self.d_k}, dropout={self.dropout}, fused={self.fused}"

@@ -6,7 +6,7 @@ package itself does not need matplotlib.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import matplotlib.pyplot as plt
 import torch
@@ -42,7 +42,9 @@ def attention_heatmap(
     rows, columns = weights.shape
     for name, labels, size in (("queries", queries, rows), ("keys", keys, columns)):
         if labels is not None and len(labels) != size:
-            raise ValueError(f"{name} has {len(labels)} labels for {size} {'rows' if name == 'queries' else 'columns'} of weights {tuple(weights.shape)}")
+            raise ValueError(
+                f"{name} has {len(labels)} labels for {size} {'rows' if name == 'queries' else 'columns'} of weights {tuple(weights.shape)}"
+            )
     if ax is None:
         _, ax = plt.subplots(figsize=(0.6 * columns + 1.6, 0.5 * rows + 1.2))
     ax.imshow(weights.numpy(), cmap="viridis", vmin=0.0, vmax=1.0)
@@ -58,5 +60,13 @@ def attention_heatmap(
         for row in range(rows):
             for column in range(columns):
                 value = weights[row, column].item()
-                ax.text(column, row, f"{value:.2f}", ha="center", va="center", color="black" if value > 0.6 else "white", fontsize=9)
+                ax.text(
+                    column,
+                    row,
+                    f"{value:.2f}",
+                    ha="center",
+                    va="center",
+                    color="black" if value > 0.6 else "white",
+                    fontsize=9,
+                )
     return ax

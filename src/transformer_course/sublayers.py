@@ -20,7 +20,7 @@ for a learning-rate warmup to this difference; chapter 5 measures the gradients 
 from __future__ import annotations
 
 import copy
-from typing import Callable
+from collections.abc import Callable
 
 from torch import Tensor, nn
 
@@ -32,12 +32,11 @@ class SublayerConnection(nn.Module):
         d_model: width normalised by the LayerNorm.
         dropout: dropout on the sublayer output before the sum (paper §5.4, P_drop = 0.1).
         norm_first: False for Post-LN (the paper), True for Pre-LN.
-        layer_norm_eps: LayerNorm's epsilon (PyTorch's default 1e-5).
     """
 
-    def __init__(self, d_model: int, dropout: float = 0.0, norm_first: bool = False, layer_norm_eps: float = 1e-5):
+    def __init__(self, d_model: int, dropout: float = 0.0, norm_first: bool = False):
         super().__init__()
-        self.norm = nn.LayerNorm(d_model, eps=layer_norm_eps)
+        self.norm = nn.LayerNorm(d_model)
         self.dropout = nn.Dropout(dropout)
         self.norm_first = norm_first
 

@@ -207,7 +207,8 @@ class PageVisit:
 
 
 # Runs in the page once MathJax (if any) has finished its first typesetting pass.
-_INSPECT_PAGE = """
+_INSPECT_PAGE = (
+    """
 const equations = Array.from(document.querySelectorAll("span.math, div.math"));
 const text = (document.querySelector("main") || document.body).cloneNode(true);
 text.querySelectorAll("pre, code, script, style, mjx-container").forEach(node => node.remove());
@@ -219,7 +220,9 @@ return {
   broken_images: Array.from(document.images).filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.src),
   colab_links: Array.from(document.querySelectorAll('a[href^="%s"]')).map(a => a.href),
 };
-""" % COLAB
+"""
+    % COLAB
+)
 
 # MathJax's script is loaded asynchronously, so on a busy machine it may start after the page's load
 # event: on a page with equations, wait up to 30 s for it to appear before calling it absent.
@@ -265,8 +268,7 @@ def _screenshot(driver, site_url: str, page: str, name: str, scroll_to_first_fig
     driver.execute_async_script(_WAIT_FOR_MATHJAX)
     if scroll_to_first_figure:
         driver.execute_script(
-            "const image = document.querySelector('main img');"
-            "if (image) image.scrollIntoView({block: 'center'});"
+            "const image = document.querySelector('main img');if (image) image.scrollIntoView({block: 'center'});"
         )
         time.sleep(0.5)
     SCREENSHOT_DIR.mkdir(parents=True, exist_ok=True)
@@ -278,7 +280,9 @@ def visits(browser, site_url) -> dict[str, PageVisit]:
     """Open every page of the table of contents once; save two screenshots."""
     seen = {page: _visit(browser, site_url, page) for page in PAGES}
     _screenshot(browser, site_url, "book/01-attention", "01-attention.png", scroll_to_first_figure=False)
-    _screenshot(browser, site_url, "book/03-positional-encoding", "03-positional-encoding.png", scroll_to_first_figure=True)
+    _screenshot(
+        browser, site_url, "book/03-positional-encoding", "03-positional-encoding.png", scroll_to_first_figure=True
+    )
     return seen
 
 

@@ -6,8 +6,6 @@ from __future__ import annotations
 import csv
 
 import pytest
-from nbgrader.api import Gradebook
-
 from grading_support import (
     CLASS_LIMITS,
     assignments,
@@ -18,12 +16,15 @@ from grading_support import (
     with_appended_code,
     write_submissions,
 )
+from nbgrader.api import Gradebook
+
 from transformer_course.grading.autograde import CSV_COLUMNS, STATUSES
 
 pytestmark = pytest.mark.grading
 
 ASSIGNMENTS = assignments()
 FIRST = "01-attention"
+
 
 @pytest.fixture(scope="module", params=ASSIGNMENTS)
 def assignment(request) -> str:
@@ -69,6 +70,7 @@ def test_feedback_html_is_written_for_each_graded_submission(course, graded_clas
 
 
 # ----------------------------------------------------------------------------- broken submissions
+
 
 def _broken_class() -> dict:
     solution = solution_notebook(FIRST)
@@ -209,7 +211,10 @@ def test_patching_the_kernels_comparisons_changes_no_verdict_and_is_reported(bro
 
 
 def test_handing_in_the_reference_is_reported_for_review(broken_class):
-    assert "cell attention: uses the library's own scaled_dot_product_attention" in broken_class[0]["calls-the-reference"].review
+    assert (
+        "cell attention: uses the library's own scaled_dot_product_attention"
+        in broken_class[0]["calls-the-reference"].review
+    )
 
 
 def test_a_library_softmax_is_switched_off_while_graded_and_reported(course, broken_class):
@@ -240,7 +245,11 @@ def test_grades_csv_has_one_row_per_student_with_the_documented_columns(broken_c
 
 def test_grading_again_gives_the_same_grades_and_keeps_the_others(course, broken_class, tmp_path):
     first, _ = broken_class
-    again = grade(course, FIRST, write_submissions(tmp_path, FIRST, {name: _broken_class()[name] for name in ("solution", "partly-done")}))
+    again = grade(
+        course,
+        FIRST,
+        write_submissions(tmp_path, FIRST, {name: _broken_class()[name] for name in ("solution", "partly-done")}),
+    )
     for student in again:
         assert again[student].score == first[student].score
     with Gradebook(course.default_db_url, course_id=course.course_id) as gradebook:

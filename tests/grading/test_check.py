@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from grading_support import exercise_notebook, notebook_name, partly_done_notebook
+
 from transformer_course.cli import main
 from transformer_course.grading.check import check_notebook
 

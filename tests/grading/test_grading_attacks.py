@@ -16,8 +16,6 @@ import time
 from pathlib import Path
 
 import pytest
-from nbgrader.api import Gradebook
-
 from grading_support import (
     copy_course,
     exercise_notebook,
@@ -27,6 +25,8 @@ from grading_support import (
     with_appended_code,
     write_submissions,
 )
+from nbgrader.api import Gradebook
+
 from transformer_course.grading.autograde import GradingLimits
 
 pytestmark = pytest.mark.grading
@@ -52,7 +52,14 @@ def blank_with_cell(code: str, *, drop_answers: bool = False, after: str = "impo
 def _with_cell_after(notebook: dict, grade_id: str, code: str) -> dict:
     notebook = copy.deepcopy(notebook)
     index = next(i for i, cell in enumerate(notebook["cells"]) if _nbgrader(cell).get("grade_id") == grade_id)
-    cell = {"cell_type": "code", "id": f"added-{index}", "metadata": {}, "execution_count": None, "outputs": [], "source": code}
+    cell = {
+        "cell_type": "code",
+        "id": f"added-{index}",
+        "metadata": {},
+        "execution_count": None,
+        "outputs": [],
+        "source": code,
+    }
     notebook["cells"].insert(index + 1, cell)
     return notebook
 
@@ -66,7 +73,7 @@ def _scores(course, student: str) -> dict[str, float]:
 
 # Code that finds the course from inside the kernel, as an attacker would: walking up from the working
 # directory, and from wherever the course package was imported from.
-FIND_COURSE = '''
+FIND_COURSE = """
 import json, pathlib
 import transformer_course
 
@@ -82,19 +89,20 @@ def run_answer_cells(path):
     for cell in json.loads(pathlib.Path(path).read_text())["cells"]:
         if cell.get("metadata", {}).get("nbgrader", {}).get("solution"):
             exec("".join(cell["source"]), globals())
-'''
+"""
 
 
 STEAL_SOLUTIONS = FIND_COURSE + (
-    "for root in course_roots():\n"
-    "    run_answer_cells(root / 'solutions' / '01-attention' / 'attention.ipynb')\n"
+    "for root in course_roots():\n    run_answer_cells(root / 'solutions' / '01-attention' / 'attention.ipynb')\n"
 )
 COPY_OTHERS = FIND_COURSE + (
     "for root in course_roots():\n"
     "    for path in sorted((root / 'submitted').glob('*/01-attention/attention.ipynb')):\n"
     "        run_answer_cells(path)\n"
 )
-TAMPER_WITH_GRADEBOOK = FIND_COURSE + '''
+TAMPER_WITH_GRADEBOOK = (
+    FIND_COURSE
+    + """
 import sqlite3
 for root in course_roots():
     if (root / "gradebook.db").is_file():
@@ -102,10 +110,13 @@ for root in course_roots():
             database.execute(
                 "UPDATE grade SET manual_score = (SELECT max_score FROM grade_cells WHERE grade_cells.id = grade.cell_id)"
             )
-'''
+"""
+)
 
 
-LINGER = FIND_COURSE + '''
+LINGER = (
+    FIND_COURSE
+    + """
 import os, sys
 targets = [str(path) for root in course_roots() for path in (root / "grades.csv", root.parent / "grades.csv")]
 # Rewrite the grades whenever the grader writes them, for two minutes.
@@ -126,7 +137,8 @@ if os.fork() == 0:  # a grandchild in a session of its own, which a process-grou
     if os.fork() == 0:
         os.execv(sys.executable, [sys.executable, "-c", watch])
     os._exit(0)
-'''
+"""
+)
 
 
 # Four ways to hand in the course package's own attention, each of which once survived the switch-off.
@@ -227,18 +239,18 @@ VACUOUS = {
 }
 
 
-TWO_CHILDREN = '''
+TWO_CHILDREN = """
 import subprocess, sys
 hold = "import time; block = b'x' * (1200 * 2**20); time.sleep(4); print('held', flush=True)"
 children = [subprocess.Popen([sys.executable, "-c", hold]) for _ in range(2)]
 print("exit codes", [child.wait() for child in children])
-'''
+"""
 
 
 FLOOD = "print('x' * 100_000_000)\n"
 
 
-FORK_BOMB = '''
+FORK_BOMB = """
 import subprocess
 started = 0
 try:
@@ -249,7 +261,7 @@ try:
 except OSError:
     pass
 print("started", started)
-'''
+"""
 
 
 CALL_HOME = (
@@ -318,13 +330,21 @@ def hostile_class(tmp_path_factory):
         "forker": with_appended_code(solution, "softmax", FORK_BOMB),
         "caller": with_appended_code(solution, "softmax", CALL_HOME.format(port=listener.port)),
         "looker": with_appended_code(solution, "softmax", LOOK_AROUND),
-        "blank-rewrites-every-cell": blank_with_cell("get_ipython().input_transformers_cleanup.append(lambda lines: ['pass\\n'])\n"),
+        "blank-rewrites-every-cell": blank_with_cell(
+            "get_ipython().input_transformers_cleanup.append(lambda lines: ['pass\\n'])\n"
+        ),
     }
-    submissions.update({f"delegates-{name}": with_appended_code(solution, "attention", code) for name, code in DELEGATIONS.items()})
-    submissions.update({f"vacuous-{name}": with_appended_code(naive, "softmax", code) for name, code in VACUOUS.items()})
+    submissions.update(
+        {f"delegates-{name}": with_appended_code(solution, "attention", code) for name, code in DELEGATIONS.items()}
+    )
+    submissions.update(
+        {f"vacuous-{name}": with_appended_code(naive, "softmax", code) for name, code in VACUOUS.items()}
+    )
     out = course.root / "grades.csv"
     try:
-        results = grade(course, FIRST, write_submissions(tmp_path_factory.mktemp("hostile"), FIRST, submissions), LIMITS, out=out)
+        results = grade(
+            course, FIRST, write_submissions(tmp_path_factory.mktemp("hostile"), FIRST, submissions), LIMITS, out=out
+        )
     finally:
         listener.close()
     return course, results, out, listener
@@ -347,7 +367,9 @@ def test_a_blank_notebook_cannot_copy_another_students_submission(hostile_class)
 
 def test_a_notebook_cannot_write_its_score_into_the_gradebook_in_this_run_or_the_next(hostile_class, tmp_path):
     course, results, _, _ = hostile_class
-    again = grade(course, FIRST, write_submissions(tmp_path, FIRST, {"forger": blank_with_cell(TAMPER_WITH_GRADEBOOK)}), LIMITS)
+    again = grade(
+        course, FIRST, write_submissions(tmp_path, FIRST, {"forger": blank_with_cell(TAMPER_WITH_GRADEBOOK)}), LIMITS
+    )
     assert results["forger"].score == 0 and again["forger"].score == 0
     with Gradebook(course.default_db_url, course_id=course.course_id) as gradebook:
         for student in ("forger", "honest"):
@@ -392,7 +414,9 @@ def test_the_package_inside_the_sandbox_does_not_contain_the_exercise(hostile_cl
 
 @pytest.mark.parametrize("trick", sorted(VACUOUS))
 def test_code_run_before_the_hidden_tests_cannot_make_them_pass(hostile_class, trick):
-    assert _scores(hostile_class[0], f"vacuous-{trick}")["test-softmax"] == 0, f"{trick}: the naive softmax passed the hidden test"
+    assert _scores(hostile_class[0], f"vacuous-{trick}")["test-softmax"] == 0, (
+        f"{trick}: the naive softmax passed the hidden test"
+    )
 
 
 def test_a_blank_notebook_that_empties_every_later_cell_scores_zero(hostile_class):
@@ -413,9 +437,14 @@ def test_a_flood_of_output_does_not_reach_the_feedback(hostile_class):
 
 
 def _printed(course, student: str) -> str:
-    autograded = json.loads((course.root / "autograded" / student / FIRST / "attention.ipynb").read_text(encoding="utf-8"))
+    autograded = json.loads(
+        (course.root / "autograded" / student / FIRST / "attention.ipynb").read_text(encoding="utf-8")
+    )
     return "".join(
-        "".join(output.get("text", "")) for cell in autograded["cells"] for output in cell.get("outputs", []) if output.get("name") == "stdout"
+        "".join(output.get("text", ""))
+        for cell in autograded["cells"]
+        for output in cell.get("outputs", [])
+        if output.get("name") == "stdout"
     )
 
 
@@ -496,11 +525,13 @@ def test_a_notebook_cannot_rewrite_the_hidden_tests_of_later_runs(tmp_path):
     )
     grade(course, FIRST, write_submissions(tmp_path / "first", FIRST, {"rewriter": blank_with_cell(rewrite)}), LIMITS)
     assert source.read_bytes() == before, "the source notebook was changed"
-    later = grade(course, FIRST, write_submissions(tmp_path / "second", FIRST, {"blank": exercise_notebook(FIRST)}), LIMITS)
+    later = grade(
+        course, FIRST, write_submissions(tmp_path / "second", FIRST, {"blank": exercise_notebook(FIRST)}), LIMITS
+    )
     assert later["blank"].score == 0
 
 
-KILL_THE_GRADER = '''
+KILL_THE_GRADER = """
 import os, signal
 for pid in os.listdir("/proc"):
     if pid.isdigit() and int(pid) != os.getpid():
@@ -513,20 +544,34 @@ for pid in os.listdir("/proc"):
                 os.kill(int(pid), signal.SIGKILL)
             except OSError:
                 pass
-'''
+"""
 
 
 def test_a_notebook_cannot_stop_the_grading_of_the_class(tmp_path):
     course = copy_course(tmp_path / "course")
     submissions = write_submissions(
-        tmp_path / "submissions", FIRST, {"aaa-killer": blank_with_cell(KILL_THE_GRADER), "zzz-honest": solution_notebook(FIRST)}
+        tmp_path / "submissions",
+        FIRST,
+        {"aaa-killer": blank_with_cell(KILL_THE_GRADER), "zzz-honest": solution_notebook(FIRST)},
     )
     out = tmp_path / "grades.csv"
-    command = [sys.executable, "-m", "transformer_course.cli", "autograde", FIRST, str(submissions), "--out", str(out), "--jobs", "1",
-               "--course-root", str(course.root), "--cell-timeout", "30"]
+    command = [
+        sys.executable,
+        "-m",
+        "transformer_course.cli",
+        "autograde",
+        FIRST,
+        str(submissions),
+        "--out",
+        str(out),
+        "--jobs",
+        "1",
+        "--course-root",
+        str(course.root),
+        "--cell-timeout",
+        "30",
+    ]
     run = subprocess.run(command, capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
     rows = {row["student_id"]: row for row in csv.DictReader(out.open(encoding="utf-8"))}
     assert float(rows["zzz-honest"]["score"]) == float(rows["zzz-honest"]["max_score"])
-
-

@@ -8,8 +8,8 @@ import subprocess
 import sys
 
 import pytest
-
 from grading_support import REPOSITORY
+
 from transformer_course.cli import main
 
 pytestmark = pytest.mark.grading
@@ -54,7 +54,9 @@ from transformer_course.cli import main
 
 
 def _python(code: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=dict(os.environ), timeout=120)
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=dict(os.environ), timeout=120
+    )
 
 
 def test_the_command_line_and_train_start_without_the_grading_packages():
@@ -73,5 +75,7 @@ def test_autograding_without_bubblewrap_is_one_line_naming_the_package(tmp_path,
     monkeypatch.chdir(REPOSITORY)
     monkeypatch.setenv("PATH", str(tmp_path))  # no bwrap anywhere on it
     (tmp_path / "student").mkdir()
-    with pytest.raises(SystemExit, match=r"^error: bubblewrap is not installed: .*apt-get install bubblewrap.*--no-sandbox"):
+    with pytest.raises(
+        SystemExit, match=r"^error: bubblewrap is not installed: .*apt-get install bubblewrap.*--no-sandbox"
+    ):
         main(["autograde", "01-attention", str(tmp_path)])

@@ -7,7 +7,15 @@ import json
 import pytest
 import torch
 
-from transformer_course.grading.hidden import Learner, LearnerError, NoAnswer, answer_in_outputs, assert_close, hidden_test, judging
+from transformer_course.grading.hidden import (
+    Learner,
+    LearnerError,
+    NoAnswer,
+    answer_in_outputs,
+    assert_close,
+    hidden_test,
+    judging,
+)
 from transformer_course.grading.plain_data import Raised, encode
 from transformer_course.grading.probe import MIME
 
@@ -47,7 +55,11 @@ def test_run_sends_the_functions_source_and_its_arguments():
 
     learner.run(in_the_kernel, torch.ones(2))
     (request,) = requests
-    assert request["kind"] == "run" and request["name"] == "in_the_kernel" and request["source"].startswith("def in_the_kernel(x):")
+    assert (
+        request["kind"] == "run"
+        and request["name"] == "in_the_kernel"
+        and request["source"].startswith("def in_the_kernel(x):")
+    )
     assert request["switched_off"] == ["torch.softmax"]
     json.dumps(request)  # plain JSON
 
@@ -63,8 +75,11 @@ def test_the_last_answer_in_the_outputs_counts():
 
 @pytest.mark.parametrize(
     "outputs",
-    [[], [{"output_type": "stream", "name": "stdout", "text": "no answer"}],
-     [{"output_type": "display_data", "data": {MIME: "{not json"}}]],
+    [
+        [],
+        [{"output_type": "stream", "name": "stdout", "text": "no answer"}],
+        [{"output_type": "display_data", "data": {MIME: "{not json"}}],
+    ],
     ids=["nothing", "only-printing", "malformed"],
 )
 def test_no_answer_is_a_failure_that_says_so(outputs):

@@ -20,7 +20,7 @@ def round_trip(value):
 
 @pytest.mark.parametrize(
     "value",
-    [None, True, 3, -2**70, 2.5, "text", [1, [2, "x"]], (1, (2, 3)), {"a": 1, (1, 2): [3]}, {}, []],
+    [None, True, 3, -(2**70), 2.5, "text", [1, [2, "x"]], (1, (2, 3)), {"a": 1, (1, 2): [3]}, {}, []],
     ids=lambda value: type(value).__name__,
 )
 def test_python_values_come_back_equal_and_of_the_same_type(value):
@@ -80,7 +80,9 @@ def test_what_is_not_plain_data_comes_back_as_a_learner_object_by_type_name():
 
 
 def test_a_raised_exception_comes_back_by_type_name_and_message():
-    assert round_trip(Raised("ValueError", "d_model must be divisible")) == Raised("ValueError", "d_model must be divisible")
+    assert round_trip(Raised("ValueError", "d_model must be divisible")) == Raised(
+        "ValueError", "d_model must be divisible"
+    )
 
 
 def test_dtypes_come_back_as_torch_dtypes():

@@ -21,23 +21,32 @@ def _python(package_directory, code: str) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="module")
 def without_attention(tmp_path_factory):
-    return redacted_package(["transformer_course.attention.scaled_dot_product_attention"], tmp_path_factory.mktemp("package"))
+    return redacted_package(
+        ["transformer_course.attention.scaled_dot_product_attention"], tmp_path_factory.mktemp("package")
+    )
 
 
 def test_the_left_out_function_is_a_stub_that_says_why(without_attention):
-    run = _python(without_attention, "import torch, transformer_course as tc\nq = torch.ones(1, 2, 4)\ntc.scaled_dot_product_attention(q, q, q)")
+    run = _python(
+        without_attention,
+        "import torch, transformer_course as tc\nq = torch.ones(1, 2, 4)\ntc.scaled_dot_product_attention(q, q, q)",
+    )
     assert run.returncode != 0
     assert "NotImplementedError: scaled_dot_product_attention is what this assignment asks you to write" in run.stderr
 
 
 def test_the_left_out_code_is_not_in_any_file_the_kernel_can_read(without_attention):
-    text = "".join(path.read_text(encoding="utf-8") for path in (without_attention / "transformer_course").rglob("*.py"))
-    assert "scores.masked_fill(~mask, float(\"-inf\"))" not in text
+    text = "".join(
+        path.read_text(encoding="utf-8") for path in (without_attention / "transformer_course").rglob("*.py")
+    )
+    assert 'scores.masked_fill(~mask, float("-inf"))' not in text
     assert "torch.softmax(scores.float(), dim=-1)" not in text
 
 
 def test_the_rest_of_the_package_is_untouched_and_imports(without_attention):
-    run = _python(without_attention, "import transformer_course as tc\nprint(tc.__file__)\nprint(tc.causal_mask(2).tolist())")
+    run = _python(
+        without_attention, "import transformer_course as tc\nprint(tc.__file__)\nprint(tc.causal_mask(2).tolist())"
+    )
     assert run.returncode == 0, run.stderr
     assert str(without_attention) in run.stdout and "[[True, False], [True, True]]" in run.stdout
 
@@ -50,8 +59,11 @@ def test_a_left_out_class_cannot_be_built(tmp_path):
 
 @pytest.mark.parametrize(
     "name, problem",
-    [("transformer_course.nowhere.f", "not a module"), ("transformer_course.attention.nothing", "no top-level function or class"),
-     ("torch.softmax", "not a module")],
+    [
+        ("transformer_course.nowhere.f", "not a module"),
+        ("transformer_course.attention.nothing", "no top-level function or class"),
+        ("torch.softmax", "not a module"),
+    ],
 )
 def test_a_name_that_is_not_a_definition_of_the_package_is_refused(tmp_path, name, problem):
     with pytest.raises(RedactionError, match=problem):

@@ -6,8 +6,15 @@ import json
 import re
 
 import pytest
+from grading_support import (
+    REPOSITORY,
+    answer_cell_ids,
+    assignments,
+    exercise_notebook,
+    notebook_name,
+    solution_notebook,
+)
 
-from grading_support import REPOSITORY, answer_cell_ids, assignments, exercise_notebook, notebook_name, solution_notebook
 from transformer_course.grading.course import Course
 from transformer_course.grading.release import SETUP_CELL_ID, release
 
@@ -30,7 +37,9 @@ def test_release_reproduces_the_committed_exercises(course):
         name = notebook_name(assignment)
         released = (course.release_directory / assignment / name).read_bytes()
         committed = (REPOSITORY / "exercises" / assignment / name).read_bytes()
-        assert released == committed, f"exercises/{assignment}/{name} is stale: run `transformer-course release {assignment}`"
+        assert released == committed, (
+            f"exercises/{assignment}/{name} is stale: run `transformer-course release {assignment}`"
+        )
 
 
 def test_exercises_have_no_other_files():
@@ -91,5 +100,7 @@ def test_releasing_an_unknown_assignment_names_the_known_ones(course):
 
 def test_exercise_notebooks_are_valid_json_with_kernelspec():
     for assignment in ASSIGNMENTS:
-        notebook = json.loads((REPOSITORY / "exercises" / assignment / notebook_name(assignment)).read_text(encoding="utf-8"))
+        notebook = json.loads(
+            (REPOSITORY / "exercises" / assignment / notebook_name(assignment)).read_text(encoding="utf-8")
+        )
         assert notebook["metadata"]["kernelspec"]["name"] == "python3"

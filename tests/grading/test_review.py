@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from transformer_course.grading.review import review
 
 pytestmark = pytest.mark.grading
@@ -12,7 +13,9 @@ SOFTMAX = ["torch.softmax", "torch.Tensor.softmax", "torch.nn.functional.softmax
 
 def test_a_library_softmax_in_an_answer_cell_is_reported_with_the_cell():
     findings = review([("cell softmax", "def softmax(s):\n    return torch.softmax(s, dim=-1)\n")], SOFTMAX)
-    assert findings == ["cell softmax: uses the library's own softmax (torch.Tensor.softmax, torch.nn.functional.softmax, torch.softmax)"]
+    assert findings == [
+        "cell softmax: uses the library's own softmax (torch.Tensor.softmax, torch.nn.functional.softmax, torch.softmax)"
+    ]
 
 
 def test_the_tensor_method_and_a_name_built_from_a_string_are_reported_too():
@@ -51,15 +54,28 @@ def test_a_cell_that_does_not_parse_is_skipped_not_fatal():
 
 
 def test_everyday_methods_that_share_a_name_with_a_builtin_are_not_reported():
-    honest = "model.eval()\nmodel.train(True)\nweights = task.encode('train')\nfor module in model.modules():\n    pass\n"
+    honest = (
+        "model.eval()\nmodel.train(True)\nweights = task.encode('train')\nfor module in model.modules():\n    pass\n"
+    )
     assert review([("cell greedy-decode", honest)], ["transformer_course.training.loop.train"]) == []
 
 
 def test_a_package_function_reached_through_its_module_is_reported():
-    findings = review([("cell train-model", "result = tc.training.loop.train(task, config)\n")], ["transformer_course.training.loop.train"])
+    findings = review(
+        [("cell train-model", "result = tc.training.loop.train(task, config)\n")],
+        ["transformer_course.training.loop.train"],
+    )
     assert findings == ["cell train-model: uses the library's own train (transformer_course.training.loop.train)"]
 
 
 def test_defining_a_torch_function_hook_is_reported():
-    findings = review([("added cell 4", "class Liar(torch.Tensor):\n    @classmethod\n    def __torch_function__(cls, f, t, a=(), k=None):\n        return True\n")], [])
+    findings = review(
+        [
+            (
+                "added cell 4",
+                "class Liar(torch.Tensor):\n    @classmethod\n    def __torch_function__(cls, f, t, a=(), k=None):\n        return True\n",
+            )
+        ],
+        [],
+    )
     assert findings == ["added cell 4: meta-programming (__torch_function__)"]

@@ -17,7 +17,9 @@ pytestmark = pytest.mark.grading
 def _fake_runner(answer_code: str, grace_seconds: float = 5) -> Runner:
     """A runner whose answer to the first request is whatever ``answer_code`` prints."""
     script = f"import sys, json\nsys.stdin.readline()\n{answer_code}\nsys.stdout.flush()\nimport time\ntime.sleep(60)\n"
-    process = subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process = subprocess.Popen(
+        [sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
     return Runner(process, grace_seconds=grace_seconds)
 
 
@@ -35,7 +37,12 @@ def _answer(outputs) -> str:
 
 
 def test_plain_text_and_images_are_kept_and_html_is_dropped(runners):
-    outputs = [{"output_type": "display_data", "data": {"text/plain": "a table", "text/html": "<script>steal()</script>", "image/png": "iVBO"}}]
+    outputs = [
+        {
+            "output_type": "display_data",
+            "data": {"text/plain": "a table", "text/html": "<script>steal()</script>", "image/png": "iVBO"},
+        }
+    ]
     reply = runners(_answer(outputs)).execute("x", timeout=5, output_limit=10_000)
     assert reply.problem is None
     assert dict(reply.outputs[0]["data"]) == {"text/plain": "a table", "image/png": "iVBO"}
@@ -44,7 +51,9 @@ def test_plain_text_and_images_are_kept_and_html_is_dropped(runners):
 def test_an_answer_to_a_hidden_test_is_kept_only_when_one_was_asked_for(runners):
     outputs = [{"output_type": "display_data", "data": {MIME: {"result": 1}}}]
     assert MIME not in runners(_answer(outputs)).execute("x", timeout=5, output_limit=10_000).outputs[0]["data"]
-    assert json.loads(runners(_answer(outputs)).execute("x", timeout=5, output_limit=10_000, answers=True).outputs[0]["data"][MIME]) == {"result": 1}
+    assert json.loads(
+        runners(_answer(outputs)).execute("x", timeout=5, output_limit=10_000, answers=True).outputs[0]["data"][MIME]
+    ) == {"result": 1}
 
 
 def test_an_answer_longer_than_the_limit_breaks_the_protocol(runners):
@@ -82,7 +91,9 @@ def kernel_runner():
     """The real runner, unsandboxed: a Jupyter kernel that takes requests one cell at a time."""
     process = subprocess.Popen(
         [sys.executable, "-m", "transformer_course.grading.runner"],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )
     runner = Runner(process, grace_seconds=10)
     assert runner.execute("started = True", timeout=60, output_limit=10_000).problem is None, runner.stderr_tail()

@@ -11,11 +11,34 @@
 ==================  ==============================================================
 """
 
-from .batching import Batch, EncodedPairs, bucketed_batches, make_batch, padding_fractions, random_batches
+from .batching import (
+    Batch,
+    EncodedPairs,
+    bucketed_batches,
+    make_batch,
+    padding_fractions,
+    random_batches,
+)
 from .multi30k import load_multi30k, read_pairs, read_parallel_files, split_pairs
-from .numbers import chinese_numerals, english_words, number_splits, parse_chinese, parse_english
+from .numbers import (
+    chinese_numerals,
+    english_words,
+    number_splits,
+    parse_chinese,
+    parse_english,
+)
 from .subword import SubwordTokenizer, train_subword_tokenizer
-from .tasks import TASKS, TranslationTask, copy_task, load_task, multi30k_task, numbers_task, reverse_task, task_from_dict, tokenizer_from_dict
+from .tasks import (
+    TASKS,
+    TranslationTask,
+    copy_task,
+    load_task,
+    multi30k_task,
+    numbers_task,
+    reverse_task,
+    task_from_dict,
+    tokenizer_from_dict,
+)
 from .vocabulary import BOS_ID, EOS_ID, PAD_ID, SPECIAL_TOKENS, UNK_ID, Vocabulary
 
 __all__ = [
@@ -26,6 +49,7 @@ __all__ = [
     "PAD_ID",
     "SPECIAL_TOKENS",
     "SubwordTokenizer",
+    "train_subword_tokenizer",
     "TASKS",
     "TranslationTask",
     "UNK_ID",

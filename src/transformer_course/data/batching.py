@@ -36,8 +36,8 @@ Tensors of a :class:`Batch`::
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import torch
 from torch import Tensor
@@ -73,8 +73,10 @@ class Batch:
     target_input: Tensor
     target_output: Tensor
 
-    def to(self, device: torch.device | str) -> "Batch":
-        return Batch(*(tensor.to(device, non_blocking=True) for tensor in (self.source, self.target_input, self.target_output)))
+    def to(self, device: torch.device | str) -> Batch:
+        return Batch(
+            *(tensor.to(device, non_blocking=True) for tensor in (self.source, self.target_input, self.target_output))
+        )
 
     @property
     def num_target_tokens(self) -> int:
@@ -102,7 +104,11 @@ def _pad(sequences: list[list[int]]) -> Tensor:
 
 
 def bucketed_batches(
-    lengths: Sequence[int] | Sequence[tuple[int, int]], max_tokens: int, seed: int = 0, epoch: int = 0, pool_size: int = 100_000
+    lengths: Sequence[int] | Sequence[tuple[int, int]],
+    max_tokens: int,
+    seed: int = 0,
+    epoch: int = 0,
+    pool_size: int = 100_000,
 ) -> list[list[int]]:
     """Group example indices into batches of similar length, deterministic from ``(seed, epoch)``.
 

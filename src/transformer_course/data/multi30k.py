@@ -26,11 +26,12 @@ import json
 import random
 from pathlib import Path
 
+from .pairs import Pair
+
 DATASET_NAME = "bentrevett/multi30k"
 SPLIT_NAMES = ("train", "validation", "test")
 # The file names of the splits in the dataset's own layout: <name>.<language>[.gz].
 RAW_SPLIT_NAMES = {"train": "train", "validation": "val", "test": "test_2016_flickr"}
-Pair = tuple[str, str]
 
 
 def read_pairs(path: str | Path, source_language: str = "de", target_language: str = "en") -> list[Pair]:
@@ -90,11 +91,16 @@ def _lines(path: Path) -> list[str]:
     return [line.removesuffix("\r") for line in lines]
 
 
-def raw_split_files(directory: Path, split: str, source_language: str, target_language: str) -> tuple[Path, Path] | None:
+def raw_split_files(
+    directory: Path, split: str, source_language: str, target_language: str
+) -> tuple[Path, Path] | None:
     """The two files of ``split`` in the dataset's own layout in ``directory`` (gzipped or not), if there."""
     name = RAW_SPLIT_NAMES[split]
     for suffix in (".gz", ""):
-        source, target = directory / f"{name}.{source_language}{suffix}", directory / f"{name}.{target_language}{suffix}"
+        source, target = (
+            directory / f"{name}.{source_language}{suffix}",
+            directory / f"{name}.{target_language}{suffix}",
+        )
         if source.is_file() and target.is_file():
             return source, target
     return None

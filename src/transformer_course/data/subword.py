@@ -12,7 +12,7 @@ gives back the original text exactly, which sacreBLEU needs.
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from .vocabulary import BOS_ID, EOS_ID, PAD_ID, SPECIAL_TOKENS, UNK_ID
 
@@ -35,7 +35,7 @@ class SubwordTokenizer:
         return self.tokenizer.get_vocab_size()
 
     def tokenize(self, text: str) -> list[str]:
-        """"A skateboarder." → ``["▁A", "▁skate", "board", "er", "."]`` (the pieces depend on training)."""
+        """ "A skateboarder." → ``["▁A", "▁skate", "board", "er", "."]`` (the pieces depend on training)."""
         return self.tokenizer.encode(text).tokens
 
     def encode(self, text: str) -> list[int]:
@@ -69,14 +69,22 @@ def train_subword_tokenizer(texts: Iterable[str], vocab_size: int = 8000, min_fr
         vocab_size: size of the vocabulary, the four special tokens included.
         min_frequency: a pair must occur this often to be merged.
     """
-    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
+    from tokenizers import (
+        Tokenizer,
+        decoders,
+        models,
+        normalizers,
+        pre_tokenizers,
+        trainers,
+    )
 
     tokenizer = Tokenizer(models.BPE(unk_token=SPECIAL_TOKENS[UNK_ID]))
     tokenizer.normalizer = normalizers.NFC()
     # "▁" marks where a space was; punctuation becomes pieces of its own: "▁hat", ".".
     tokenizer.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.Metaspace(), pre_tokenizers.Punctuation()])
     tokenizer.decoder = decoders.Metaspace()
-    trainer = trainers.BpeTrainer(vocab_size=vocab_size, min_frequency=min_frequency, special_tokens=list(SPECIAL_TOKENS))
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size, min_frequency=min_frequency, special_tokens=list(SPECIAL_TOKENS)
+    )
     tokenizer.train_from_iterator(texts, trainer)
     return SubwordTokenizer(tokenizer)
-

@@ -15,16 +15,16 @@ model can be evaluated, or its training resumed, on the same splits and the same
 from __future__ import annotations
 
 import inspect
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Protocol, Sequence
+from typing import Protocol
 
 from . import numbers, toy_tasks
 from .batching import EncodedPairs
 from .multi30k import load_multi30k
+from .pairs import Pair
 from .subword import SubwordTokenizer, train_subword_tokenizer
 from .vocabulary import Vocabulary
-
-Pair = tuple[str, str]
 
 
 class Tokenizer(Protocol):
@@ -86,7 +86,9 @@ class TranslationTask:
         )
 
 
-def numbers_task(seed: int = 0, train_size: int = 200_000, validation_size: int = 1_000, test_size: int = 2_000) -> TranslationTask:
+def numbers_task(
+    seed: int = 0, train_size: int = 200_000, validation_size: int = 1_000, test_size: int = 2_000
+) -> TranslationTask:
     """English number phrases → Chinese numerals (see :mod:`.numbers`).
 
     The vocabularies hold every word and character the task can produce: 33 English tokens and 14
@@ -97,7 +99,9 @@ def numbers_task(seed: int = 0, train_size: int = 200_000, validation_size: int 
         for split, values in numbers.number_splits(seed, train_size, validation_size, test_size).items()
     }
     english = Vocabulary.from_texts(numbers.ONES + numbers.TENS[2:] + ["hundred", "thousand", "million", "and", "-"])
-    chinese = Vocabulary.from_texts([numbers.CHINESE_DIGITS + "".join(numbers.CHINESE_UNITS) + numbers.WAN], split="characters")
+    chinese = Vocabulary.from_texts(
+        [numbers.CHINESE_DIGITS + "".join(numbers.CHINESE_UNITS) + numbers.WAN], split="characters"
+    )
     arguments = {"seed": seed, "train_size": train_size, "validation_size": validation_size, "test_size": test_size}
     return TranslationTask("numbers", splits, english, chinese, "exact_match", arguments)
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import random
 import string
-from typing import Callable
+from collections.abc import Callable
 
-Pair = tuple[str, str]
+from .pairs import Pair
 
 
 def symbols(vocabulary_size: int) -> list[str]:

@@ -11,7 +11,7 @@ The subword tokenizer of the real corpus (:mod:`.subword`) offers the same metho
 from __future__ import annotations
 
 import re
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from ..special_tokens import BOS_ID, EOS_ID, PAD_ID, SPECIAL_TOKENS, UNK_ID
 
@@ -42,7 +42,7 @@ class Vocabulary:
         self.ids = {token: index for index, token in enumerate(self.tokens)}
 
     @classmethod
-    def from_texts(cls, texts: Iterable[str], split: str = "words") -> "Vocabulary":
+    def from_texts(cls, texts: Iterable[str], split: str = "words") -> Vocabulary:
         """Every token of ``texts``, in sorted order (so the ids do not depend on the text order)."""
         if split not in SPLITS:
             raise ValueError(f"split must be one of {sorted(SPLITS)}, got {split!r}")
@@ -52,7 +52,7 @@ class Vocabulary:
         return len(self.tokens)
 
     def tokenize(self, text: str) -> list[str]:
-        """"ninety-nine" → ``["ninety", "-", "nine"]`` (words) or 九十九 → ``["九", "十", "九"]``."""
+        """ "ninety-nine" → ``["ninety", "-", "nine"]`` (words) or 九十九 → ``["九", "十", "九"]``."""
         return SPLITS[self.split](text)
 
     def encode(self, text: str) -> list[int]:
@@ -61,7 +61,9 @@ class Vocabulary:
 
     def pieces(self, ids: Sequence[int]) -> list[str]:
         """Ids → the tokens they stand for, special tokens included (labels for attention maps)."""
-        return [self.tokens[int(index)] if 0 <= int(index) < len(self.tokens) else SPECIAL_TOKENS[UNK_ID] for index in ids]
+        return [
+            self.tokens[int(index)] if 0 <= int(index) < len(self.tokens) else SPECIAL_TOKENS[UNK_ID] for index in ids
+        ]
 
     def decode(self, ids: Sequence[int]) -> str:
         """Ids → text: stops at the first ``<eos>``, drops ``<pad>`` and ``<bos>``."""

@@ -189,7 +189,9 @@ def _prepare(
         student_directory = student_directory / assignment  # nbgrader's own <student>/<assignment>/ layout
     notebooks = sorted(student_directory.glob("*.ipynb"))
     expected_names = sorted(released)
-    chosen: dict[str, Path] = {name: student_directory / name for name in expected_names if (student_directory / name).is_file()}
+    chosen: dict[str, Path] = {
+        name: student_directory / name for name in expected_names if (student_directory / name).is_file()
+    }
     if not chosen and len(notebooks) == 1 and len(expected_names) == 1:
         chosen = {expected_names[0]: notebooks[0]}  # renamed: accepted if its cells belong here
     if not chosen:
@@ -215,14 +217,18 @@ def _prepare(
         restored_cells += _changed_test_cells(released[name], sources[name], notebook)
         _unmark_duplicate_cells(notebook)
         policy = course.policy(assignment)
-        findings += review(_learner_cells(course, notebook, sources[name]), policy.library_implementations + policy.learner_writes)
+        findings += review(
+            _learner_cells(course, notebook, sources[name]), policy.library_implementations + policy.learner_writes
+        )
         repaired[name] = notebook
     target.mkdir(parents=True)
     for name, notebook in repaired.items():
         nbformat.write(nbformat.from_dict(notebook), target / name)
     if (student_directory / "timestamp.txt").is_file():
         shutil.copyfile(student_directory / "timestamp.txt", target / "timestamp.txt")
-    return _Prepared(student_id, restored_cells=tuple(restored_cells), restored_metadata=tuple(restored_metadata), review=findings)
+    return _Prepared(
+        student_id, restored_cells=tuple(restored_cells), restored_metadata=tuple(restored_metadata), review=findings
+    )
 
 
 def _unmark_duplicate_cells(notebook: dict) -> None:
@@ -271,7 +277,11 @@ def _restore_stripped_metadata(submitted: dict, released: dict) -> list[str]:
     restored = []
     for cell in submitted.get("cells", []):
         metadata = by_id.get(cell.get("id"))
-        if metadata is None or "grade_id" in cell.get("metadata", {}).get("nbgrader", {}) or metadata["grade_id"] in present:
+        if (
+            metadata is None
+            or "grade_id" in cell.get("metadata", {}).get("nbgrader", {})
+            or metadata["grade_id"] in present
+        ):
             continue
         cell.setdefault("metadata", {})["nbgrader"] = copy.deepcopy(metadata)
         restored.append(metadata["grade_id"])
@@ -412,7 +422,11 @@ def _problem_in_outputs(autograded: Path) -> tuple[str, str] | None:
                 if output.get("output_type") != "error":
                     continue
                 name, value = output.get("ename", ""), output.get("evalue", "")
-                if name in (MEMORY_LIMIT, "MemoryError") or "can't allocate memory" in value or "not enough memory" in value:
+                if (
+                    name in (MEMORY_LIMIT, "MemoryError")
+                    or "can't allocate memory" in value
+                    or "not enough memory" in value
+                ):
                     problems.setdefault("memory_limit", f"cell {grade_id} ran out of memory: {value}"[:300])
                 elif name in (KERNEL_DIED, KERNEL_UNRESPONSIVE):
                     problems.setdefault("kernel_died", f"cell {grade_id}: {value}")

@@ -48,7 +48,9 @@ def check_notebook(path: Path | str, cell_timeout: int = 600) -> list[TestCellRe
     notebook = nbformat.read(path, as_version=4)
     limits = GradingLimits(cell_timeout=cell_timeout, submission_timeout=24 * 3600)
     runner = [sys.executable, "-m", "transformer_course.grading.runner"]
-    with started(Launch([], runner, dict(os.environ, NBGRADER_EXECUTION="validate"), path.parent.resolve()), limits) as session:
+    with started(
+        Launch([], runner, dict(os.environ, NBGRADER_EXECUTION="validate"), path.parent.resolve()), limits
+    ) as session:
         execute_notebook(notebook, session)
     results = []
     for cell in notebook.cells:

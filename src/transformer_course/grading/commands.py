@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import argparse
 from collections import Counter
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 from .limits import GradingLimits
 
@@ -29,23 +29,40 @@ def register(subcommands: argparse._SubParsersAction) -> None:
     parser = subcommands.add_parser("autograde", help="grade a class's submissions into the gradebook (instructors)")
     parser.add_argument("assignment", help="e.g. 01-attention")
     parser.add_argument("submissions", type=Path, help="directory of <student_id>/<notebook>.ipynb")
-    parser.add_argument("--out", type=Path, default=Path("grades.csv"), help="grades CSV to write (default: grades.csv)")
-    parser.add_argument("--jobs", type=int, default=None, help="submissions graded in parallel (default: number of cores)")
-    parser.add_argument("--db-url", help="SQLAlchemy URL of the gradebook (default: sqlite gradebook.db in the course root)")
-    parser.add_argument("--cell-timeout", type=int, default=GradingLimits.cell_timeout, help="seconds per cell (default: %(default)s)")
     parser.add_argument(
-        "--submission-timeout", type=int, default=GradingLimits.submission_timeout, help="seconds per submission (default: %(default)s)"
+        "--out", type=Path, default=Path("grades.csv"), help="grades CSV to write (default: grades.csv)"
     )
     parser.add_argument(
-        "--memory-limit-mb", type=int, default=GradingLimits.memory_limit_mb,
+        "--jobs", type=int, default=None, help="submissions graded in parallel (default: number of cores)"
+    )
+    parser.add_argument(
+        "--db-url", help="SQLAlchemy URL of the gradebook (default: sqlite gradebook.db in the course root)"
+    )
+    parser.add_argument(
+        "--cell-timeout", type=int, default=GradingLimits.cell_timeout, help="seconds per cell (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--submission-timeout",
+        type=int,
+        default=GradingLimits.submission_timeout,
+        help="seconds per submission (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--memory-limit-mb",
+        type=int,
+        default=GradingLimits.memory_limit_mb,
         help="memory of one submission's processes together (default: %(default)s)",
     )
     parser.add_argument(
-        "--max-processes", type=int, default=GradingLimits.max_processes,
+        "--max-processes",
+        type=int,
+        default=GradingLimits.max_processes,
         help="processes and threads of one submission together (default: %(default)s)",
     )
     parser.add_argument(
-        "--no-sandbox", dest="sandbox", action="store_false",
+        "--no-sandbox",
+        dest="sandbox",
+        action="store_false",
         help="grade without bubblewrap's sandbox. The submissions' code then runs as you, with your files and network: "
         "it can read the solutions and other submissions, change the gradebook, and leave processes behind. "
         "Hidden tests are still judged outside the kernel. Only for submissions you trust.",
@@ -75,7 +92,14 @@ def _user_errors() -> Iterator[None]:
         ) from None
     try:
         yield
-    except (CourseError, SandboxUnavailable, FileNotFoundError, NotADirectoryError, NotJSONError, ValidationError) as error:
+    except (
+        CourseError,
+        SandboxUnavailable,
+        FileNotFoundError,
+        NotADirectoryError,
+        NotJSONError,
+        ValidationError,
+    ) as error:
         raise SystemExit(f"error: {error}") from None
 
 
@@ -121,7 +145,10 @@ def run_autograde(arguments: argparse.Namespace) -> int:
         if result.review:
             print(f"{'':<24} {'':>9}  {'review':<16} {result.review}")
     counts = Counter(result.status for result in results)
-    print(", ".join(f"{count} {status}" for status, count in sorted(counts.items())) + f"; grades written to {arguments.out}")
+    print(
+        ", ".join(f"{count} {status}" for status, count in sorted(counts.items()))
+        + f"; grades written to {arguments.out}"
+    )
     return 0
 
 

@@ -39,7 +39,9 @@ def find_course_root(start: Path | str | None = None) -> Path:
     for directory in (start, *start.parents):
         if (directory / CONFIG_FILE).is_file():
             return directory
-    raise CourseError(f"no {CONFIG_FILE} found in {start} or any parent directory: run this inside the course repository")
+    raise CourseError(
+        f"no {CONFIG_FILE} found in {start} or any parent directory: run this inside the course repository"
+    )
 
 
 @dataclass(frozen=True)
@@ -82,7 +84,9 @@ class Course:
         """Names of the assignments in ``solutions/``, sorted (``01-attention``, …)."""
         if not self.source_directory.is_dir():
             raise CourseError(f"{self.source_directory} does not exist")
-        return sorted(path.name for path in self.source_directory.iterdir() if path.is_dir() and any(path.glob("*.ipynb")))
+        return sorted(
+            path.name for path in self.source_directory.iterdir() if path.is_dir() and any(path.glob("*.ipynb"))
+        )
 
     def check_assignment(self, assignment: str) -> None:
         known = self.assignments()
@@ -114,7 +118,8 @@ class Course:
     def data_files(self, assignment: str) -> list[Path]:
         """The files ``assignment`` ships beside its notebook (shown to the kernel that grades it)."""
         return sorted(
-            path for path in (self.source_directory / assignment).iterdir()
+            path
+            for path in (self.source_directory / assignment).iterdir()
             if path.is_file() and path.suffix != ".ipynb" and path.name != POLICY_FILE and not path.name.startswith(".")
         )
 

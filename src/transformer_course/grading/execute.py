@@ -28,8 +28,8 @@ import tempfile
 import time
 import traceback
 import zlib
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator
 
 import torch
 from nbformat import NotebookNode
@@ -69,7 +69,12 @@ class Session:
         left = self.deadline - time.monotonic()
         if left <= 0:
             self.lost_in = f"{label} (the notebook's time limit)"
-            cell.outputs = [_error(NOTEBOOK_TIMEOUT, f"not run: the notebook ran past its time limit of {self.limits.submission_timeout} s")]
+            cell.outputs = [
+                _error(
+                    NOTEBOOK_TIMEOUT,
+                    f"not run: the notebook ran past its time limit of {self.limits.submission_timeout} s",
+                )
+            ]
             return False
         limit = min(self.limits.cell_output_bytes, self._output_left)
         reply = self._execute(code, min(self.limits.cell_timeout, left), limit, answers=False)
@@ -86,7 +91,9 @@ class Session:
         if self.lost_in is not None:
             raise NoAnswer(f"the kernel was lost in {self.lost_in}")
         code = f"__import__('transformer_course.grading.probe', fromlist=['answer']).answer({json.dumps(request)!r})"
-        reply = self._execute(code, min(self.limits.cell_timeout, max(1.0, self.deadline - time.monotonic())), MAX_LINE // 2, answers=True)
+        reply = self._execute(
+            code, min(self.limits.cell_timeout, max(1.0, self.deadline - time.monotonic())), MAX_LINE // 2, answers=True
+        )
         problem = self._problem(reply, "a hidden test")
         if problem is not None:
             raise NoAnswer(f"{problem.ename}: {problem.evalue}")
@@ -107,14 +114,23 @@ class Session:
         if reply.problem == "timeout":
             return _error(CELL_TIMEOUT, f"interrupted after the time limit of {self.limits.cell_timeout} s per cell")
         if reply.problem == "memory":
-            return _error(MEMORY_LIMIT, f"a process of this notebook was killed: together its processes used more than {limit}")
+            return _error(
+                MEMORY_LIMIT, f"a process of this notebook was killed: together its processes used more than {limit}"
+            )
         self.lost_in = label
         if reply.problem == "memory_died":
-            return _error(MEMORY_LIMIT, f"the kernel was killed: the notebook's processes used more than {limit} together")
+            return _error(
+                MEMORY_LIMIT, f"the kernel was killed: the notebook's processes used more than {limit} together"
+            )
         if reply.problem == "kernel_died":
-            detail = self.runner.stderr_tail().strip().splitlines()[-1:] if self.runner.process.poll() is not None else []
-            return _error(KERNEL_DIED, "the kernel died while this cell ran (exit(), a crash or the memory limit)"
-                          + (f"; {detail[0][:300]}" if detail else ""))
+            detail = (
+                self.runner.stderr_tail().strip().splitlines()[-1:] if self.runner.process.poll() is not None else []
+            )
+            return _error(
+                KERNEL_DIED,
+                "the kernel died while this cell ran (exit(), a crash or the memory limit)"
+                + (f"; {detail[0][:300]}" if detail else ""),
+            )
         if reply.problem == "no_answer":
             return _error(KERNEL_UNRESPONSIVE, "the kernel stopped responding while this cell ran")
         return _error(KERNEL_UNRESPONSIVE, "the kernel's answer broke the grader's limits (too much output at once)")
@@ -130,9 +146,16 @@ def started(launch: Launch, limits: GradingLimits, cgroup_name: str | None = Non
             arguments.write(b"".join(argument.encode("utf-8") + b"\0" for argument in launch.bwrap_arguments))
             arguments.seek(0)
             command += ["--args", str(arguments.fileno())]
-        process = subprocess.Popen(command + launch.program, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                   env=launch.environment, cwd=launch.directory, start_new_session=True,
-                                   pass_fds=(arguments.fileno(),) if launch.bwrap_arguments else ())
+        process = subprocess.Popen(
+            command + launch.program,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=launch.environment,
+            cwd=launch.directory,
+            start_new_session=True,
+            pass_fds=(arguments.fileno(),) if launch.bwrap_arguments else (),
+        )
     try:
         yield Session(Runner(process), cgroup, limits)
     finally:
@@ -146,7 +169,9 @@ def started(launch: Launch, limits: GradingLimits, cgroup_name: str | None = Non
                 stream.close()
 
 
-def execute_notebook(notebook: NotebookNode, session: Session, judge: Callable[[NotebookNode, str], None] | None = None) -> None:
+def execute_notebook(
+    notebook: NotebookNode, session: Session, judge: Callable[[NotebookNode, str], None] | None = None
+) -> None:
     """Run every code cell of ``notebook`` in ``session``; ``judge(cell, code)`` may replace how a cell runs."""
     for index, cell in enumerate(notebook.cells):
         if cell.cell_type != "code":
@@ -160,25 +185,43 @@ def execute_notebook(notebook: NotebookNode, session: Session, judge: Callable[[
 class SandboxedExecute(NbGraderPreprocessor):
     """nbgrader's execution step: the learner's code in a sandbox, the hidden tests judged here."""
 
-    cell_timeout = Integer(GradingLimits.cell_timeout, help="seconds per cell before the kernel is interrupted").tag(config=True)
+    cell_timeout = Integer(GradingLimits.cell_timeout, help="seconds per cell before the kernel is interrupted").tag(
+        config=True
+    )
     notebook_timeout = Integer(GradingLimits.submission_timeout, help="seconds for the whole notebook").tag(config=True)
-    memory_limit_mb = Integer(GradingLimits.memory_limit_mb, help="memory of all the submission's processes together").tag(config=True)
-    max_processes = Integer(GradingLimits.max_processes, help="processes and threads of the submission").tag(config=True)
-    threads = Integer(GradingLimits.threads, help="PyTorch threads of the kernel and of the hidden tests").tag(config=True)
+    memory_limit_mb = Integer(
+        GradingLimits.memory_limit_mb, help="memory of all the submission's processes together"
+    ).tag(config=True)
+    max_processes = Integer(GradingLimits.max_processes, help="processes and threads of the submission").tag(
+        config=True
+    )
+    threads = Integer(GradingLimits.threads, help="PyTorch threads of the kernel and of the hidden tests").tag(
+        config=True
+    )
     sandbox = Bool(True, help="run the kernel in bubblewrap's sandbox (False: as a plain process)").tag(config=True)
-    package_directory = Unicode("", help="the redacted course package to show the kernel (made here if empty)").tag(config=True)
-    cgroup_prefix = Unicode("", help="name prefix of the cgroup made for the submission (empty: no cgroup)").tag(config=True)
+    package_directory = Unicode("", help="the redacted course package to show the kernel (made here if empty)").tag(
+        config=True
+    )
+    cgroup_prefix = Unicode("", help="name prefix of the cgroup made for the submission (empty: no cgroup)").tag(
+        config=True
+    )
 
     def preprocess(self, nb: NotebookNode, resources: dict) -> tuple[NotebookNode, dict]:
         course = Course(Path.cwd())  # nbgrader runs in the course root
         assignment, student, notebook_id = (resources["nbgrader"][key] for key in ("assignment", "student", "notebook"))
-        limits = GradingLimits(self.cell_timeout, self.notebook_timeout, self.memory_limit_mb, self.max_processes, self.threads)
+        limits = GradingLimits(
+            self.cell_timeout, self.notebook_timeout, self.memory_limit_mb, self.max_processes, self.threads
+        )
         policy = course.policy(assignment)
         source = course.source_notebook(assignment, notebook_id)
         hidden = {grade_id: split_hidden_tests(text) for grade_id, text in course.test_cells(source).items()}
         torch.set_num_threads(self.threads)
         with tempfile.TemporaryDirectory(prefix="sandbox-") as scratch:
-            package = Path(self.package_directory) if self.package_directory else course.redacted_package(assignment, Path(scratch) / "package")
+            package = (
+                Path(self.package_directory)
+                if self.package_directory
+                else course.redacted_package(assignment, Path(scratch) / "package")
+            )
             spec = SandboxSpec(
                 package_directory=package,
                 notebook=course.submitted_directory / student / assignment / f"{notebook_id}.ipynb",
@@ -196,7 +239,11 @@ class SandboxedExecute(NbGraderPreprocessor):
                         return False
                     visible, hidden_code = hidden[grade_id]
                     if session.run_cell(cell, visible, label) and hidden_code:
-                        failure = run_hidden_tests(hidden_code, f"{assignment}/{grade_id}", Learner(session.ask, policy.library_implementations))
+                        failure = run_hidden_tests(
+                            hidden_code,
+                            f"{assignment}/{grade_id}",
+                            Learner(session.ask, policy.library_implementations),
+                        )
                         if failure is not None:
                             cell.outputs.append(failure)
                     return True
@@ -229,4 +276,3 @@ def run_hidden_tests(code: str, name: str, learner: Learner) -> NotebookNode | N
 
 def _error(name: str, message: str, lines: list[str] | None = None) -> NotebookNode:
     return new_output("error", ename=name, evalue=message, traceback=lines or [f"{name}: {message}"])
-

@@ -27,7 +27,9 @@ def remove_unreviewed_manual_scores(db_url: str, course_id: str, assignment: str
         for notebook in submission.notebooks:
             for grade in notebook.grades:
                 if grade.manual_score is not None and grade.needs_manual_grade:
-                    removed.append(f"{grade.name}: removed a manual score of {grade.manual_score:g} that no instructor saved")
+                    removed.append(
+                        f"{grade.name}: removed a manual score of {grade.manual_score:g} that no instructor saved"
+                    )
                     grade.manual_score = None
                     grade.extra_credit = None
         gradebook.db.commit()
@@ -38,7 +40,9 @@ class SaveAutoGradesKeepingReviews(SaveAutoGrades):
     """nbgrader's SaveAutoGrades, except that a manual score an instructor reviewed stays reviewed."""
 
     def _add_score(self, cell, resources) -> None:
-        grade = self.gradebook.find_grade(cell.metadata["nbgrader"]["grade_id"], self.notebook_id, self.assignment_id, self.student_id)
+        grade = self.gradebook.find_grade(
+            cell.metadata["nbgrader"]["grade_id"], self.notebook_id, self.assignment_id, self.student_id
+        )
         reviewed = grade.manual_score is not None and not grade.needs_manual_grade
         super()._add_score(cell, resources)
         if reviewed:

@@ -47,8 +47,9 @@ import json
 import sys
 import textwrap
 import types
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import torch
 

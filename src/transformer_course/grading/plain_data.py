@@ -31,8 +31,18 @@ import torch
 DTYPES = {
     name: getattr(torch, name)
     for name in (
-        "float16", "bfloat16", "float32", "float64", "complex64", "complex128",
-        "uint8", "int8", "int16", "int32", "int64", "bool",
+        "float16",
+        "bfloat16",
+        "float32",
+        "float64",
+        "complex64",
+        "complex128",
+        "uint8",
+        "int8",
+        "int16",
+        "int32",
+        "int64",
+        "bool",
     )
 }
 MAX_DEPTH = 32

@@ -29,7 +29,7 @@ class GradingPolicy:
     library_implementations: list[str] = field(default_factory=list)
 
     @classmethod
-    def from_file(cls, path: Path) -> "GradingPolicy":
+    def from_file(cls, path: Path) -> GradingPolicy:
         """Read ``path``; a missing file is an empty policy.
 
         Raises:
@@ -42,6 +42,8 @@ class GradingPolicy:
         if not isinstance(values, dict) or set(values) - known:
             raise ValueError(f"{path}: expected only the keys {', '.join(sorted(known))}")
         for key, names in values.items():
-            if not isinstance(names, list) or not all(isinstance(name, str) and name.replace("_", "").replace(".", "").isalnum() for name in names):
+            if not isinstance(names, list) or not all(
+                isinstance(name, str) and name.replace("_", "").replace(".", "").isalnum() for name in names
+            ):
                 raise ValueError(f"{path}: {key} must be a list of dotted names")
         return cls(**values)

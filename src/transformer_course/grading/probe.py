@@ -21,7 +21,8 @@ import json
 import sys
 import textwrap
 import types
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import torch
 
@@ -99,7 +100,11 @@ def switched_off(paths: list[str], learner_namespace: dict | None = None) -> Ite
             functions = [value]
             if isinstance(value, type):
                 functions = [member for member in vars(value).values() if isinstance(member, types.FunctionType)]
-            swappable = [function for function in functions if isinstance(function, types.FunctionType) and not function.__code__.co_freevars]
+            swappable = [
+                function
+                for function in functions
+                if isinstance(function, types.FunctionType) and not function.__code__.co_freevars
+            ]
             restore.extend(_swap_code(function) for function in swappable)
             if not swappable:
                 restore.append(_replace_attribute(owner, attribute))

@@ -17,7 +17,9 @@ from pathlib import Path
 
 import transformer_course
 
-STUB_MESSAGE = "{name} is what this assignment asks you to write: the course package leaves it out while your notebook is graded"
+STUB_MESSAGE = (
+    "{name} is what this assignment asks you to write: the course package leaves it out while your notebook is graded"
+)
 
 
 class RedactionError(ValueError):

@@ -21,7 +21,7 @@ from .course import Course
 
 SETUP_CELL_ID = "course-setup"
 
-SETUP_CELL_TEMPLATE = '''\
+SETUP_CELL_TEMPLATE = """\
 # Setup: run this cell first. On Colab it installs the course package; everywhere it picks the GPU if there is one.
 import subprocess
 import sys
@@ -32,7 +32,7 @@ if "google.colab" in sys.modules:
 import torch
 
 device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
-print(f"PyTorch {{torch.__version__}} on {{device}}")'''
+print(f"PyTorch {{torch.__version__}} on {{device}}")"""
 
 
 def setup_cell(course: Course) -> nbformat.NotebookNode:

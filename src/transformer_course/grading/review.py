@@ -22,19 +22,56 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 # Names under which notebooks import libraries: an attribute reached through one of them is the library's.
-LIBRARY_ALIASES = {"torch", "nn", "F", "math", "np", "numpy", "tc", "transformer_course", "builtins", "sys", "os", "IPython"}
+LIBRARY_ALIASES = {
+    "torch",
+    "nn",
+    "F",
+    "math",
+    "np",
+    "numpy",
+    "tc",
+    "transformer_course",
+    "builtins",
+    "sys",
+    "os",
+    "IPython",
+}
 # Meta-programming: built-in functions and modules by their own name, and attributes that reach into code.
 META_NAMES = {"exec", "eval", "compile", "__import__", "globals", "get_ipython", "__builtins__"}
 META_MODULES = {"importlib", "inspect", "builtins", "ctypes", "gc", "sys", "types", "dis", "marshal"}
 META_ATTRIBUTES = {
-    "settrace", "setprofile", "_getframe", "__torch_function__", "__torch_dispatch__", "__code__", "__globals__",
-    "__builtins__", "FunctionType", "CodeType", "get_ipython",
+    "settrace",
+    "setprofile",
+    "_getframe",
+    "__torch_function__",
+    "__torch_dispatch__",
+    "__code__",
+    "__globals__",
+    "__builtins__",
+    "FunctionType",
+    "CodeType",
+    "get_ipython",
 }
 # File, process and network access.
 SYSTEM_NAMES = {"open"}
 SYSTEM_MODULES = {
-    "os", "subprocess", "shutil", "pathlib", "socket", "signal", "multiprocessing", "threading", "sqlite3", "urllib",
-    "requests", "http", "tempfile", "glob", "pty", "resource", "io",
+    "os",
+    "subprocess",
+    "shutil",
+    "pathlib",
+    "socket",
+    "signal",
+    "multiprocessing",
+    "threading",
+    "sqlite3",
+    "urllib",
+    "requests",
+    "http",
+    "tempfile",
+    "glob",
+    "pty",
+    "resource",
+    "io",
 }
 
 
@@ -55,10 +92,17 @@ def review(cells: Iterable[tuple[str, str]], library_implementations: list[str])
             continue
         library = sorted({path for path in library_implementations if uses.reaches(path)})
         if library:
-            findings.append(f"{label}: uses the library's own {', '.join(sorted({path.rsplit('.', 1)[-1] for path in library}))} ({', '.join(library)})")
+            findings.append(
+                f"{label}: uses the library's own {', '.join(sorted({path.rsplit('.', 1)[-1] for path in library}))} ({', '.join(library)})"
+            )
         if uses.patched:
             findings.append(f"{label}: changes a library ({', '.join(sorted(uses.patched))})")
-        meta = sorted((uses.names & META_NAMES) | (uses.modules & META_MODULES) | (uses.attributes & META_ATTRIBUTES) | (uses.defined & META_ATTRIBUTES))
+        meta = sorted(
+            (uses.names & META_NAMES)
+            | (uses.modules & META_MODULES)
+            | (uses.attributes & META_ATTRIBUTES)
+            | (uses.defined & META_ATTRIBUTES)
+        )
         if meta:
             findings.append(f"{label}: meta-programming ({', '.join(meta)})")
         system = sorted((uses.names & SYSTEM_NAMES) | (uses.modules & SYSTEM_MODULES))

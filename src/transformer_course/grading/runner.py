@@ -94,7 +94,9 @@ class Reply:
 
     outputs: list[dict] = field(default_factory=list)
     execution_count: int | None = None
-    problem: str | None = None  # None, "timeout", "kernel_died", "no_answer" (silent past its time), "broken" (the runner broke the protocol)
+    problem: str | None = (
+        None  # None, "timeout", "kernel_died", "no_answer" (silent past its time), "broken" (the runner broke the protocol)
+    )
 
 
 class Runner:
@@ -114,7 +116,14 @@ class Runner:
         Outputs are cut to ``output_limit`` bytes; hidden-test answers are kept only if ``answers``.
         """
         try:
-            request = json.dumps({"code": code, "timeout": max(1, int(timeout)), "output_limit": output_limit, "store_history": not answers})
+            request = json.dumps(
+                {
+                    "code": code,
+                    "timeout": max(1, int(timeout)),
+                    "output_limit": output_limit,
+                    "store_history": not answers,
+                }
+            )
             self.process.stdin.write(request.encode("utf-8") + b"\n")
             self.process.stdin.flush()
         except (BrokenPipeError, OSError):
@@ -185,10 +194,20 @@ def trimmed(outputs: list[dict], limit: int) -> list[dict]:
         if output.get("output_type") == "stream" and room > 200:
             text = output.get("text", "")
             text = text if isinstance(text, str) else "".join(text)
-            output = dict(output, text=text[: room - 200] + f"\n[... output cut: {len(text):,} characters printed, the first {room - 200:,} kept]\n")
+            output = dict(
+                output,
+                text=text[: room - 200]
+                + f"\n[... output cut: {len(text):,} characters printed, the first {room - 200:,} kept]\n",
+            )
             kept.append(output)
         else:
-            kept.append({"output_type": "stream", "name": "stderr", "text": f"[... output dropped: {size:,} bytes over the limit of {limit:,}]\n"})
+            kept.append(
+                {
+                    "output_type": "stream",
+                    "name": "stderr",
+                    "text": f"[... output dropped: {size:,} bytes over the limit of {limit:,}]\n",
+                }
+            )
         used = limit
     return kept
 
@@ -204,7 +223,9 @@ def _sanitised(output, answers: bool) -> dict:
     if kind == "error":
         traceback = output.get("traceback")
         lines = [_text(line) for line in traceback[:200]] if type(traceback) is list else []
-        return nbformat.v4.new_output("error", ename=_text(output.get("ename"))[:200], evalue=_text(output.get("evalue")), traceback=lines)
+        return nbformat.v4.new_output(
+            "error", ename=_text(output.get("ename"))[:200], evalue=_text(output.get("evalue")), traceback=lines
+        )
     if kind in ("display_data", "execute_result"):
         data = output.get("data") if type(output.get("data")) is dict else {}
         kept = {mime: _text(value) for mime, value in data.items() if mime in KEPT_MIME_TYPES}
@@ -213,7 +234,9 @@ def _sanitised(output, answers: bool) -> dict:
         if answers and MIME in data:
             kept[MIME] = json.dumps(data[MIME])  # a hidden test's answer: JSON text, decoded strictly by the grader
         if kind == "execute_result":
-            return nbformat.v4.new_output("execute_result", data=kept, execution_count=_integer(output.get("execution_count")))
+            return nbformat.v4.new_output(
+                "execute_result", data=kept, execution_count=_integer(output.get("execution_count"))
+            )
         return nbformat.v4.new_output("display_data", data=kept)
     return nbformat.v4.new_output("stream", name="stderr", text="[an output of an unknown kind was dropped]\n")
 

@@ -53,8 +53,21 @@ def check_bubblewrap() -> None:
             "(Debian/Ubuntu: apt-get install bubblewrap); --no-sandbox grades without it and gives up its protection"
         )
     probe = subprocess.run(
-        ["bwrap", "--unshare-all", "--uid", str(SANDBOX_USER), "--gid", str(SANDBOX_USER), "--ro-bind", "/", "/", "true"],
-        capture_output=True, text=True, timeout=60,
+        [
+            "bwrap",
+            "--unshare-all",
+            "--uid",
+            str(SANDBOX_USER),
+            "--gid",
+            str(SANDBOX_USER),
+            "--ro-bind",
+            "/",
+            "/",
+            "true",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     if probe.returncode != 0:
         raise SandboxUnavailable(f"bubblewrap cannot create a sandbox here: {probe.stderr.strip()[:300]}")
@@ -71,7 +84,7 @@ class Cgroup:
     version: int
 
     @staticmethod
-    def create(name: str, limits: GradingLimits) -> "Cgroup | None":
+    def create(name: str, limits: GradingLimits) -> Cgroup | None:
         """A fresh cgroup ``name`` with the memory and process limits, or None where none can be made."""
         v1 = (CGROUP_ROOT / "memory", CGROUP_ROOT / "pids")
         if all((controller / "cgroup.procs").is_file() and os.access(controller, os.W_OK) for controller in v1):
@@ -80,12 +93,16 @@ class Cgroup:
             return Cgroup._made(directories, settings, 1)
         own = _own_cgroup_v2()
         if own is not None and {"memory", "pids"} <= set((own / "cgroup.subtree_control").read_text().split()):
-            settings = {"memory.max": limits.memory_limit_mb * 2**20, "memory.swap.max": 0, "pids.max": limits.max_processes}
+            settings = {
+                "memory.max": limits.memory_limit_mb * 2**20,
+                "memory.swap.max": 0,
+                "pids.max": limits.max_processes,
+            }
             return Cgroup._made((own / name,), settings, 2)
         return None
 
     @staticmethod
-    def _made(directories: tuple[Path, ...], settings: dict[str, int], version: int) -> "Cgroup | None":
+    def _made(directories: tuple[Path, ...], settings: dict[str, int], version: int) -> Cgroup | None:
         try:
             for directory in directories:
                 directory.mkdir()
@@ -248,8 +265,20 @@ def runner_launch(spec: SandboxSpec, scratch: Path) -> Launch:
         "LANG": "C.UTF-8",
         **settings,
     }
-    command = ["--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
-               "--uid", str(SANDBOX_USER), "--gid", str(SANDBOX_USER), "--hostname", "sandbox", "--clearenv"]
+    command = [
+        "--unshare-all",
+        "--die-with-parent",
+        "--new-session",
+        "--cap-drop",
+        "ALL",
+        "--uid",
+        str(SANDBOX_USER),
+        "--gid",
+        str(SANDBOX_USER),
+        "--hostname",
+        "sandbox",
+        "--clearenv",
+    ]
     for name, value in environment.items():
         command += ["--setenv", name, value]
     command += _system_mounts()
@@ -258,13 +287,27 @@ def runner_launch(spec: SandboxSpec, scratch: Path) -> Launch:
         command += ["--ro-bind", str(tree), str(tree)]
     for covered in _covered(mounted, spec.hidden):
         command += ["--tmpfs", str(covered)]
-    command += ["--ro-bind", str(spec.package_directory), PACKAGE_DIRECTORY,
-                "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--dir", home,
-                "--tmpfs", WORKING_DIRECTORY]
+    command += [
+        "--ro-bind",
+        str(spec.package_directory),
+        PACKAGE_DIRECTORY,
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+        "--tmpfs",
+        "/tmp",
+        "--dir",
+        home,
+        "--tmpfs",
+        WORKING_DIRECTORY,
+    ]
     for path in (spec.notebook, *spec.data_files):
         command += ["--ro-bind", str(path), f"{WORKING_DIRECTORY}/{path.name}"]
     command += ["--chdir", WORKING_DIRECTORY]
-    return Launch(prlimit + ["bwrap"], ["--", *runner], {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}, scratch, command)
+    return Launch(
+        prlimit + ["bwrap"], ["--", *runner], {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}, scratch, command
+    )
 
 
 def _system_mounts() -> list[str]:
@@ -284,8 +327,15 @@ def _system_mounts() -> list[str]:
 
 def _python_trees() -> list[Path]:
     """The directories Python needs, outside /usr: the environment, its base installation, the interpreter."""
-    candidates = {Path(path).resolve() for path in (sys.prefix, sys.base_prefix, Path(sys.executable).resolve().parent.parent,
-                                                      sysconfig.get_paths()["purelib"])}
+    candidates = {
+        Path(path).resolve()
+        for path in (
+            sys.prefix,
+            sys.base_prefix,
+            Path(sys.executable).resolve().parent.parent,
+            sysconfig.get_paths()["purelib"],
+        )
+    }
     trees: list[Path] = []
     for path in sorted(candidates, key=lambda path: len(path.parts)):
         if path.parts[:2] != ("/", "usr") and not any(tree == path or tree in path.parents for tree in trees):

@@ -40,27 +40,47 @@ TRAINING_OPTIONS = {
 
 def register(subcommands: argparse._SubParsersAction) -> None:
     """Add this group's commands to the ``transformer-course`` parser."""
-    parser = subcommands.add_parser("train", help="train the encoder-decoder on a task", description=_train_description())
-    parser.add_argument("--task", choices=sorted(TASKS), default=None, help="the data (default: numbers, or the resumed run's)")
+    parser = subcommands.add_parser(
+        "train", help="train the encoder-decoder on a task", description=_train_description()
+    )
+    parser.add_argument(
+        "--task", choices=sorted(TASKS), default=None, help="the data (default: numbers, or the resumed run's)"
+    )
     parser.add_argument(
         "--data",
         default=None,
         help="multi30k: a directory of train/validation/test .jsonl or .tsv files, or one such file "
         "(default: the Hugging Face dataset)",
     )
-    parser.add_argument("--vocab-size", type=int, default=None, help="multi30k: size of the shared BPE vocabulary (default: the recipe's)")
+    parser.add_argument(
+        "--vocab-size",
+        type=int,
+        default=None,
+        help="multi30k: size of the shared BPE vocabulary (default: the recipe's)",
+    )
     parser.add_argument("--minutes", type=float, default=None, help="wall-clock budget (total, across resumptions)")
     parser.add_argument("--max-steps", type=int, default=None, help="step budget (total, across resumptions)")
-    parser.add_argument("--out", default=None, help="directory for checkpoint.pt, history.json, curves.png (default: runs/TASK)")
+    parser.add_argument(
+        "--out", default=None, help="directory for checkpoint.pt, history.json, curves.png (default: runs/TASK)"
+    )
     parser.add_argument("--resume", action="store_true", help="continue the run in --out from its checkpoint")
-    parser.add_argument("--seed", type=int, default=None, help="seeds the data, the initialisation and dropout (default 0)")
+    parser.add_argument(
+        "--seed", type=int, default=None, help="seeds the data, the initialisation and dropout (default 0)"
+    )
     parser.add_argument("--device", default=None, help="auto (default), cpu, cuda, cuda:1 …")
-    parser.add_argument("--threads", type=int, default=None, help="CPU threads for PyTorch (1 is fastest on a busy machine)")
+    parser.add_argument(
+        "--threads", type=int, default=None, help="CPU threads for PyTorch (1 is fastest on a busy machine)"
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     model = parser.add_argument_group("model size (default: the task's recipe)")
     for name, kind in MODEL_OPTIONS.items():
         model.add_argument(f"--{name.replace('_', '-')}", type=kind, default=None)
-    model.add_argument("--norm-first", action=argparse.BooleanOptionalAction, default=None, help="Pre-LN instead of the paper's Post-LN")
+    model.add_argument(
+        "--norm-first",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="Pre-LN instead of the paper's Post-LN",
+    )
     recipe = parser.add_argument_group("training recipe (default: the task's recipe)")
     for name, kind in TRAINING_OPTIONS.items():
         recipe.add_argument(f"--{name.replace('_', '-')}", type=kind, default=None)
@@ -70,7 +90,9 @@ def register(subcommands: argparse._SubParsersAction) -> None:
     parser.add_argument("checkpoint", help="a checkpoint.pt written by train (or its directory)")
     parser.add_argument("--split", default="test", choices=["train", "validation", "test"])
     parser.add_argument("--beam", type=int, default=1, help="beam size (1: greedy decoding)")
-    parser.add_argument("--alpha", type=float, default=0.0, help="length penalty exponent for beam search (the paper: 0.6)")
+    parser.add_argument(
+        "--alpha", type=float, default=0.0, help="length penalty exponent for beam search (the paper: 0.6)"
+    )
     parser.add_argument("--limit", type=int, default=None, help="score only the first N pairs")
     parser.add_argument("--device", default=None, help="auto (default), cpu, cuda …")
     parser.add_argument("--threads", type=int, default=None, help="CPU threads for PyTorch")
@@ -81,8 +103,12 @@ def register(subcommands: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("checkpoint", help="a checkpoint.pt written by train (or its directory)")
     parser.add_argument("--out", required=True, help="the JSON file to write (e.g. book/records/multi30k-cpu.json)")
-    parser.add_argument("--beam", type=int, default=4, help="beam size of the beam-search scores (default: %(default)s)")
-    parser.add_argument("--alpha", type=float, default=0.6, help="length penalty exponent (default: %(default)s, the paper's)")
+    parser.add_argument(
+        "--beam", type=int, default=4, help="beam size of the beam-search scores (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--alpha", type=float, default=0.6, help="length penalty exponent (default: %(default)s, the paper's)"
+    )
     parser.add_argument("--examples", type=int, default=12, help="test sentences to keep with their translations")
     parser.add_argument("--device", default=None, help="auto (default), cpu, cuda …")
     parser.add_argument("--threads", type=int, default=None, help="CPU threads for PyTorch")
@@ -107,7 +133,14 @@ def run_train(arguments: argparse.Namespace) -> int:
     started = time.monotonic()
     try:
         command = shlex.join(arguments.command_line)
-        result = train(task, training_config, model_config, resume=arguments.resume, progress=not arguments.no_progress, command=command)
+        result = train(
+            task,
+            training_config,
+            model_config,
+            resume=arguments.resume,
+            progress=not arguments.no_progress,
+            command=command,
+        )
     except NonFiniteLossError as error:
         print(f"error: {error}", file=sys.stderr)
         _print_json({"task": task_name, "error": str(error)})
@@ -180,9 +213,13 @@ def run_evaluate(arguments: argparse.Namespace) -> int:
     path = _checkpoint_path(arguments.checkpoint)
     started = time.monotonic()
     model, task, state = load_trained_model(path, arguments.device)
-    scores = evaluate(model, task, arguments.split, beam_size=arguments.beam, alpha=arguments.alpha, limit=arguments.limit)
+    scores = evaluate(
+        model, task, arguments.split, beam_size=arguments.beam, alpha=arguments.alpha, limit=arguments.limit
+    )
     seconds = round(time.monotonic() - started, 1)
-    _print_json({"checkpoint": str(path), "task": task.name, "step": state["progress"]["step"], **scores, "seconds": seconds})
+    _print_json(
+        {"checkpoint": str(path), "task": task.name, "step": state["progress"]["step"], **scores, "seconds": seconds}
+    )
     return 0
 
 
@@ -190,7 +227,9 @@ def run_record(arguments: argparse.Namespace) -> int:
     from .record import make_record, write_record
 
     _set_threads(arguments)
-    record = make_record(_checkpoint_path(arguments.checkpoint), arguments.beam, arguments.alpha, arguments.examples, arguments.device)
+    record = make_record(
+        _checkpoint_path(arguments.checkpoint), arguments.beam, arguments.alpha, arguments.examples, arguments.device
+    )
     path = write_record(record, arguments.out)
     _print_json({"record": str(path), "greedy": record["test"]["greedy"], "beam": record["test"]["beam"]})
     return 0

@@ -38,7 +38,7 @@ class ModelConfig:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, values: dict) -> "ModelConfig":
+    def from_dict(cls, values: dict) -> ModelConfig:
         return cls(**_known(cls, values))
 
 
@@ -88,13 +88,15 @@ class TrainingConfig:
         if self.minutes is None and self.max_steps is None:
             raise ValueError("give a budget: minutes, max_steps or both")
         if self.validate_every < 1 or self.log_every < 1:
-            raise ValueError(f"validate_every and log_every must be positive, got {self.validate_every} and {self.log_every}")
+            raise ValueError(
+                f"validate_every and log_every must be positive, got {self.validate_every} and {self.log_every}"
+            )
 
     def to_dict(self) -> dict:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, values: dict) -> "TrainingConfig":
+    def from_dict(cls, values: dict) -> TrainingConfig:
         return cls(**_known(cls, values))
 
 
@@ -125,8 +127,12 @@ class Recipe:
 # Measured runs of both are in benchmarks/README.md; the multi30k GPU recipe has not been run yet.
 RECIPES: dict[str, Recipe] = {
     "numbers": Recipe(ModelConfig()),
-    "copy": Recipe(ModelConfig(d_model=64, num_heads=4, num_layers=2, d_ff=256, shared_vocabulary=True), {"warmup_steps": 200}),
-    "reverse": Recipe(ModelConfig(d_model=64, num_heads=4, num_layers=2, d_ff=256, shared_vocabulary=True), {"warmup_steps": 200}),
+    "copy": Recipe(
+        ModelConfig(d_model=64, num_heads=4, num_layers=2, d_ff=256, shared_vocabulary=True), {"warmup_steps": 200}
+    ),
+    "reverse": Recipe(
+        ModelConfig(d_model=64, num_heads=4, num_layers=2, d_ff=256, shared_vocabulary=True), {"warmup_steps": 200}
+    ),
     "multi30k": Recipe(
         ModelConfig(d_model=256, num_heads=8, num_layers=3, d_ff=1024, dropout=0.1, shared_vocabulary=True),
         {"max_tokens": 4096, "warmup_steps": 1000, "learning_rate_scale": 0.7, "validate_every": 1000},

@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
-import torch
 from torch import nn
 
 from ..data import PAD_ID, EncodedPairs, TranslationTask, bucketed_batches, make_batch
-from ..decoding import translate
+from ..decoding import evaluation_mode, translate
 from ..masks import padding_mask
 from ..metrics import bleu_scores, exact_match
 from .label_smoothing import LabelSmoothingLoss
 
 
 def evaluate(
-    model: nn.Module, task: TranslationTask, split: str = "test", beam_size: int = 1, alpha: float = 0.0, limit: int | None = None
+    model: nn.Module,
+    task: TranslationTask,
+    split: str = "test",
+    beam_size: int = 1,
+    alpha: float = 0.0,
+    limit: int | None = None,
 ) -> dict:
     """Translate the source side of ``split`` and score it against the references.
 
@@ -32,9 +36,16 @@ def evaluate(
     if split not in task.splits:
         raise ValueError(f"task {task.name!r} has no split {split!r}; it has {sorted(task.splits)}")
     pairs = task.splits[split][:limit]
-    hypotheses = translate(model, [source for source, _ in pairs], task.source_tokenizer, task.target_tokenizer, beam_size, alpha)
+    hypotheses = translate(
+        model, [source for source, _ in pairs], task.source_tokenizer, task.target_tokenizer, beam_size, alpha
+    )
     references = [target for _, target in pairs]
-    scores = {"split": split, "examples": len(pairs), "beam_size": beam_size, "exact_match": exact_match(hypotheses, references)}
+    scores = {
+        "split": split,
+        "examples": len(pairs),
+        "beam_size": beam_size,
+        "exact_match": exact_match(hypotheses, references),
+    }
     if task.metric == "bleu":
         scores.update(bleu_scores(hypotheses, references))
     return scores
@@ -43,15 +54,12 @@ def evaluate(
 def teacher_forced_loss(model: nn.Module, pairs: EncodedPairs, criterion: LabelSmoothingLoss, max_tokens: int) -> float:
     """The loss per target token over ``pairs``, with the reference as the decoder's input."""
     device = next(model.parameters()).device
-    was_training = model.training
-    model.eval()
     total, tokens = 0.0, 0
-    with torch.no_grad():
+    with evaluation_mode(model):
         for indices in bucketed_batches(pairs.source_target_lengths(), max_tokens):
             batch = make_batch(pairs, indices).to(device)
             logits = model(batch.source, batch.target_input, padding_mask(batch.source, PAD_ID))
             count = batch.num_target_tokens
             total += criterion(logits, batch.target_output).item() * count
             tokens += count
-    model.train(was_training)
     return total / tokens

@@ -120,7 +120,9 @@ def train(
 class _Run:
     """The state of one training run, and the loop that advances it."""
 
-    def __init__(self, task, config, model_config, model, device, group: ProcessGroup, progress: bool, command: str | None = None):
+    def __init__(
+        self, task, config, model_config, model, device, group: ProcessGroup, progress: bool, command: str | None = None
+    ):
         self.task, self.config, self.model_config, self.device, self.group = task, config, model_config, device, group
         self.out_dir = Path(config.out_dir) if config.out_dir is not None else None
         torch.manual_seed(config.seed)
@@ -131,7 +133,9 @@ class _Run:
             torch.manual_seed(config.seed + group.rank)  # the same initial weights, different dropout
         self.criterion = LabelSmoothingLoss(config.label_smoothing, ignore_index=PAD_ID)
         self.optimizer = transformer_optimizer(self.model)
-        self.scheduler = warmup_scheduler(self.optimizer, model_config.d_model, config.warmup_steps, config.learning_rate_scale)
+        self.scheduler = warmup_scheduler(
+            self.optimizer, model_config.d_model, config.warmup_steps, config.learning_rate_scale
+        )
         self.precision = autocast_dtype(device)  # None (float32) on the CPU
         # float16 has a narrow exponent range: small gradients underflow unless the loss is scaled
         # up first. bfloat16 and float32 have float32's range and need no scaler.
@@ -157,17 +161,23 @@ class _Run:
             self.provenance["commands"].append(self.command)
         network = self.model
         if self.group.is_distributed:
-            network = DistributedDataParallel(self.model, device_ids=[self.device.index] if self.device.type == "cuda" else None)
+            network = DistributedDataParallel(
+                self.model, device_ids=[self.device.index] if self.device.type == "cuda" else None
+            )
         self.model.train()
         started = time.monotonic()
-        bar = tqdm(total=self.config.max_steps, initial=self.step, unit="step", disable=not self.progress, dynamic_ncols=True)
+        bar = tqdm(
+            total=self.config.max_steps, initial=self.step, unit="step", disable=not self.progress, dynamic_ncols=True
+        )
         window_loss, window_tokens, window_started = 0.0, 0, time.monotonic()
         stopped_because = self._steps_spent() or self._minutes_spent(self.seconds_before)
         while stopped_because is None:
             batches = self._epoch_batches()
             while self.batch_in_epoch < len(batches) and stopped_because is None:
                 batch = make_batch(self.train_pairs, batches[self.batch_in_epoch]).to(self.device)
-                loss, tokens, time_is_up = self._train_step(network, batch, self.seconds_before + time.monotonic() - started)
+                loss, tokens, time_is_up = self._train_step(
+                    network, batch, self.seconds_before + time.monotonic() - started
+                )
                 self.step += 1
                 self.batch_in_epoch += 1
                 window_loss += loss * tokens
@@ -270,7 +280,9 @@ class _Run:
         validation_loss = teacher_forced_loss(self.model, self.validation_pairs, self.criterion, self.config.max_tokens)
         if not math.isfinite(validation_loss):
             # Only the main process validates; torchrun stops the others when it exits.
-            raise NonFiniteLossError(self._non_finite_message(f"the validation loss became {validation_loss}", updated=True))
+            raise NonFiniteLossError(
+                self._non_finite_message(f"the validation loss became {validation_loss}", updated=True)
+            )
         scores = evaluate(self.model, self.task, "validation", limit=self.config.validation_examples)
         row = {"step": self.step, "validation_loss": validation_loss}
         row.update({f"validation_{name}": scores[name] for name in ("exact_match", "sacrebleu") if name in scores})
@@ -296,7 +308,12 @@ class _Run:
             "optimizer": self.optimizer.state_dict(),
             "scheduler": self.scheduler.state_dict(),
             "scaler": self.scaler.state_dict(),
-            "progress": {"step": self.step, "epoch": self.epoch, "batch_in_epoch": self.batch_in_epoch, "seconds": seconds},
+            "progress": {
+                "step": self.step,
+                "epoch": self.epoch,
+                "batch_in_epoch": self.batch_in_epoch,
+                "seconds": seconds,
+            },
             "history": self.history,
             "random_states": random_states,
             "provenance": self.provenance,
@@ -321,7 +338,9 @@ class _Run:
             return
         state = load_checkpoint(path, map_location=self.device)
         if state["model_config"] != self.model_config.to_dict():
-            raise ValueError(f"{path} holds a model of another size: {state['model_config']} (this run: {self.model_config.to_dict()})")
+            raise ValueError(
+                f"{path} holds a model of another size: {state['model_config']} (this run: {self.model_config.to_dict()})"
+            )
         self.model.load_state_dict(state["model"])
         self.optimizer.load_state_dict(state["optimizer"])
         self.scheduler.load_state_dict(state["scheduler"])
@@ -329,7 +348,10 @@ class _Run:
             self.scaler.load_state_dict(state["scaler"])
         progress = state["progress"]
         self.step, self.epoch, self.batch_in_epoch, self.seconds_before = (
-            progress["step"], progress["epoch"], progress["batch_in_epoch"], progress["seconds"]
+            progress["step"],
+            progress["epoch"],
+            progress["batch_in_epoch"],
+            progress["seconds"],
         )
         self.history = state["history"]
         self.provenance = state.get("provenance", self.provenance)
@@ -340,7 +362,9 @@ class _Run:
             if "cuda" in mine and self.device.type == "cuda":
                 torch.cuda.set_rng_state(mine["cuda"].cpu(), self.device)
         elif self.group.is_main:
-            tqdm.write(f"{path} was written by {len(states)} processes, this run has {self.group.world_size}: dropout is reseeded")
+            tqdm.write(
+                f"{path} was written by {len(states)} processes, this run has {self.group.world_size}: dropout is reseeded"
+            )
         if self.group.is_main:
             tqdm.write(f"resuming {path} at step {self.step} (epoch {self.epoch}, batch {self.batch_in_epoch})")
 
@@ -355,14 +379,19 @@ class _Run:
         if updated:  # raised by a validation, after the update of step self.step
             where, done = f"step {self.step}", "no checkpoint was written from it"
         else:  # raised by a training step, before its update
-            where, done = f"step {self.step + 1} (epoch {self.epoch}, batch {self.batch_in_epoch})", "the weights were not updated"
+            where, done = (
+                f"step {self.step + 1} (epoch {self.epoch}, batch {self.batch_in_epoch})",
+                "the weights were not updated",
+            )
         return (
             f"{what} at {where}; {done} and {kept}. "
             f"Try a lower --learning-rate-scale or a longer --warmup-steps, then --resume."
         )
 
 
-def load_trained_model(path: str | Path, device: torch.device | str | None = None) -> tuple[nn.Module, TranslationTask, dict]:
+def load_trained_model(
+    path: str | Path, device: torch.device | str | None = None
+) -> tuple[nn.Module, TranslationTask, dict]:
     """Rebuild the model and the task of a checkpoint.
 
     Returns:

@@ -24,14 +24,24 @@ def plot_training_curves(history: dict, path: str | Path | None = None, title: s
     train, validation = history.get("train", []), history.get("validation", [])
     losses.plot([row["step"] for row in train], [row["train_loss"] for row in train], label="training (label-smoothed)")
     losses.plot(
-        [row["step"] for row in validation], [row["validation_loss"] for row in validation], "o-", label="validation (label-smoothed)"
+        [row["step"] for row in validation],
+        [row["validation_loss"] for row in validation],
+        "o-",
+        label="validation (label-smoothed)",
     )
     losses.set(xlabel="step", ylabel="loss per target token", yscale="log", title="loss")
     losses.legend()
     not_scores = ("validation_loss", "validation_seconds")
-    metric_names = [key for key in (validation[0] if validation else {}) if key.startswith("validation_") and key not in not_scores]
+    metric_names = [
+        key for key in (validation[0] if validation else {}) if key.startswith("validation_") and key not in not_scores
+    ]
     for name in metric_names:
-        scores.plot([row["step"] for row in validation], [row[name] for row in validation], "o-", label=name.removeprefix("validation_"))
+        scores.plot(
+            [row["step"] for row in validation],
+            [row[name] for row in validation],
+            "o-",
+            label=name.removeprefix("validation_"),
+        )
     scores.set(xlabel="step", ylabel="score (%)", ylim=(0, 100), title="validation score")
     if metric_names:
         scores.legend(loc="lower right")  # scores rise to the top right: keep the legend clear of them

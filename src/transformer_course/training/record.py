@@ -25,7 +25,9 @@ from .evaluation import evaluate
 from .loop import load_trained_model
 
 
-def make_record(checkpoint: str | Path, beam_size: int = 4, alpha: float = 0.6, examples: int = 12, device: str | None = None) -> dict:
+def make_record(
+    checkpoint: str | Path, beam_size: int = 4, alpha: float = 0.6, examples: int = 12, device: str | None = None
+) -> dict:
     """The record of the run whose checkpoint is ``checkpoint`` (see the module docstring)."""
     model, task, state = load_trained_model(checkpoint, device)
     test = task.splits["test"]
@@ -69,7 +71,9 @@ def cross_attention(model, task, source: str, reference: str, translation: str) 
     decoder_input = torch.tensor([[task.target_tokenizer.bos_id] + target_ids], device=device)  # (1, L_tgt)
     with recording_attention(model), torch.no_grad():
         model(source_tensor, decoder_input, padding_mask(source_tensor, PAD_ID))
-    layers = [layer.cross_attention.attention_weights[0].cpu() for layer in model.decoder.layers]  # each (heads, L_tgt, L_src)
+    layers = [
+        layer.cross_attention.attention_weights[0].cpu() for layer in model.decoder.layers
+    ]  # each (heads, L_tgt, L_src)
     return {
         "source": source,
         "reference": reference,
@@ -88,7 +92,9 @@ def _matrix(weights: torch.Tensor) -> list[list[float]]:
 def _epochs(task, state: dict) -> float:
     """Epochs done, with the fraction of the current one."""
     progress, training = state["progress"], state["training_config"]
-    batches = bucketed_batches(task.encode("train").lengths(), training["max_tokens"], training["seed"], progress["epoch"])
+    batches = bucketed_batches(
+        task.encode("train").lengths(), training["max_tokens"], training["seed"], progress["epoch"]
+    )
     per_process = max(1, len(batches) // state.get("provenance", {}).get("processes", 1))
     return progress["epoch"] + progress["batch_in_epoch"] / per_process
 

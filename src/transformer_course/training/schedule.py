@@ -30,7 +30,9 @@ def transformer_optimizer(model: nn.Module, betas: tuple[float, float] = (0.9, 0
     return optim.Adam(model.parameters(), lr=1.0, betas=betas, eps=eps)
 
 
-def warmup_scheduler(optimizer: optim.Optimizer, d_model: int, warmup_steps: int = 4000, scale: float = 1.0) -> LambdaLR:
+def warmup_scheduler(
+    optimizer: optim.Optimizer, d_model: int, warmup_steps: int = 4000, scale: float = 1.0
+) -> LambdaLR:
     """A scheduler that sets the learning rate of update ``n`` (counting from 1) to Eq. 3.
 
     ``LambdaLR`` multiplies the optimiser's base rate (1.0 from :func:`transformer_optimizer`)
