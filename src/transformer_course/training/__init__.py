@@ -22,11 +22,11 @@ training loop with checkpoints, resumption, mixed precision and several processe
 =====================  ==============================================================
 """
 
-from .checkpoint import load_checkpoint, save_checkpoint
+from .checkpoint import load_checkpoint, load_trained_model, save_checkpoint
 from .config import CPU_RECIPES, RECIPES, ModelConfig, Recipe, TrainingConfig, recipe_for
 from .evaluation import evaluate, teacher_forced_loss
 from .label_smoothing import LabelSmoothingLoss
-from .loop import NonFiniteGradientError, NonFiniteLossError, TrainingResult, load_trained_model, train
+from .loop import NonFiniteGradientError, NonFiniteLossError, TrainingResult, train
 from .plots import plot_training_curves
 from .schedule import transformer_learning_rate, transformer_optimizer, warmup_scheduler
 

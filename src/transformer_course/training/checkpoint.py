@@ -1,7 +1,8 @@
-"""Checkpoints that survive a crash: written to a temporary file, then renamed over the old one.
+"""Checkpoints: where a run keeps one, how it is written, and how a trained model comes back.
 
-``os.replace`` is atomic on POSIX and Windows: a reader (or a resumed run) sees either the old
-checkpoint or the new one, never half a file, even if the process is killed while saving.
+A checkpoint is written to a temporary file, then renamed over the old one: ``os.replace`` is
+atomic on POSIX and Windows, so a reader (or a resumed run) sees either the old checkpoint or the
+new one, never half a file, even if the process is killed while saving.
 """
 
 from __future__ import annotations
@@ -12,6 +13,19 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from torch import nn
+
+from ..data import TranslationTask, task_from_dict
+from ..device import default_device
+from .config import ModelConfig
+
+CHECKPOINT_NAME = "checkpoint.pt"
+
+
+def checkpoint_path(location: str | Path) -> Path:
+    """A checkpoint named on the command line: the file itself, or the one a run's directory holds."""
+    location = Path(location)
+    return location / CHECKPOINT_NAME if location.is_dir() else location
 
 
 def save_checkpoint(state: dict[str, Any], path: str | Path) -> Path:
@@ -37,3 +51,20 @@ def load_checkpoint(path: str | Path, map_location: torch.device | str = "cpu") 
     if not path.is_file():
         raise FileNotFoundError(f"no checkpoint at {path}")
     return torch.load(path, map_location=map_location, weights_only=True)
+
+
+def load_trained_model(
+    path: str | Path, device: torch.device | str | None = None
+) -> tuple[nn.Module, TranslationTask, dict]:
+    """Rebuild the model and the task of a checkpoint (a file, or a run's directory).
+
+    Returns:
+        ``(model, task, checkpoint)``: the model in eval mode on ``device`` (default: a GPU if
+        there is one), the task with the tokenizers it was trained with, and the checkpoint dict.
+    """
+    device = torch.device(device) if device is not None else default_device()
+    state = load_checkpoint(checkpoint_path(path), map_location=device)
+    task = task_from_dict(state["task"])
+    model = ModelConfig.from_dict(state["model_config"]).build(len(task.source_tokenizer), len(task.target_tokenizer))
+    model.load_state_dict(state["model"])
+    return model.to(device).eval(), task, state

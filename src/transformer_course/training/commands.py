@@ -24,10 +24,10 @@ import torch
 
 from ..data import TASKS, TranslationTask, load_task, task_from_dict
 from ..device import default_device
-from .checkpoint import load_checkpoint
+from .checkpoint import CHECKPOINT_NAME, checkpoint_path, load_checkpoint, load_trained_model
 from .config import ModelConfig, TrainingConfig, recipe_for
 from .evaluation import evaluate
-from .loop import CHECKPOINT_NAME, NonFiniteLossError, load_trained_model, train
+from .loop import NonFiniteLossError, train
 
 MODEL_OPTIONS = {
     "d_model": int, "num_heads": int, "num_layers": int, "d_ff": int, "dropout": float, "positional": str,
@@ -210,7 +210,7 @@ def _given(arguments: argparse.Namespace, names: list[str]) -> dict:
 
 def run_evaluate(arguments: argparse.Namespace) -> int:
     _set_threads(arguments)
-    path = _checkpoint_path(arguments.checkpoint)
+    path = checkpoint_path(arguments.checkpoint)
     started = time.monotonic()
     model, task, state = load_trained_model(path, arguments.device)
     scores = evaluate(
@@ -228,16 +228,11 @@ def run_record(arguments: argparse.Namespace) -> int:
 
     _set_threads(arguments)
     record = make_record(
-        _checkpoint_path(arguments.checkpoint), arguments.beam, arguments.alpha, arguments.examples, arguments.device
+        checkpoint_path(arguments.checkpoint), arguments.beam, arguments.alpha, arguments.examples, arguments.device
     )
     path = write_record(record, arguments.out)
     _print_json({"record": str(path), "greedy": record["test"]["greedy"], "beam": record["test"]["beam"]})
     return 0
-
-
-def _checkpoint_path(path: str) -> Path:
-    path = Path(path)
-    return path / CHECKPOINT_NAME if path.is_dir() else path
 
 
 def _print_json(values: dict) -> None:

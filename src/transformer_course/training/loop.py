@@ -36,18 +36,16 @@ from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 from tqdm.auto import tqdm
 
-from ..data import PAD_ID, TranslationTask, bucketed_batches, make_batch, task_from_dict
+from ..data import PAD_ID, TranslationTask, bucketed_batches, make_batch
 from ..device import autocast_dtype, default_device, describe_machine
 from ..masks import padding_mask
-from .checkpoint import load_checkpoint, save_checkpoint
+from .checkpoint import CHECKPOINT_NAME, load_checkpoint, save_checkpoint
 from .config import ModelConfig, TrainingConfig
 from .distributed import ProcessGroup, join_process_group, local_device
 from .evaluation import evaluate, teacher_forced_loss
 from .label_smoothing import LabelSmoothingLoss
 from .plots import plot_training_curves
 from .schedule import transformer_optimizer, warmup_scheduler
-
-CHECKPOINT_NAME = "checkpoint.pt"
 
 
 class NonFiniteLossError(RuntimeError):
@@ -125,6 +123,7 @@ class _Run:
     ):
         self.task, self.config, self.model_config, self.device, self.group = task, config, model_config, device, group
         self.out_dir = Path(config.out_dir) if config.out_dir is not None else None
+        self.checkpoint = self.out_dir / CHECKPOINT_NAME if self.out_dir is not None else None
         torch.manual_seed(config.seed)
         if model is None:
             model = model_config.build(len(task.source_tokenizer), len(task.target_tokenizer))
@@ -196,8 +195,7 @@ class _Run:
                 self.epoch, self.batch_in_epoch = self.epoch + 1, 0
         bar.close()
         seconds = self.seconds_before + time.monotonic() - started
-        checkpoint = self.out_dir / CHECKPOINT_NAME if self.out_dir is not None else None
-        return TrainingResult(self.model, self.history, self.step, seconds, stopped_because, checkpoint)
+        return TrainingResult(self.model, self.history, self.step, seconds, stopped_because, self.checkpoint)
 
     def _train_step(self, network: nn.Module, batch, seconds: float) -> tuple[float, int, bool]:
         """One update; returns the batch's loss (averaged over processes), its target tokens, and
@@ -293,7 +291,7 @@ class _Run:
         if self.out_dir is None:
             return
         self.out_dir.mkdir(parents=True, exist_ok=True)
-        save_checkpoint(self._checkpoint(seconds, random_states), self.out_dir / CHECKPOINT_NAME)
+        save_checkpoint(self._checkpoint(seconds, random_states), self.checkpoint)
         (self.out_dir / "history.json").write_text(json.dumps(self.history, indent=1))
         size = self.model_config
         title = f"{self.task.name}: d_model {size.d_model}, {size.num_layers}+{size.num_layers} layers, {size.num_heads} heads, d_ff {size.d_ff}"
@@ -331,7 +329,7 @@ class _Run:
         return states
 
     def _restore(self) -> None:
-        path = self.out_dir / CHECKPOINT_NAME if self.out_dir is not None else None
+        path = self.checkpoint
         if path is None or not path.exists():
             if self.group.is_main:
                 tqdm.write(f"no checkpoint at {path}: starting a new run")
@@ -370,7 +368,7 @@ class _Run:
 
     def _non_finite_message(self, what: str, updated: bool = False) -> str:
         """``what`` happened at the current step; say where, and which checkpoint is the last good one."""
-        path = self.out_dir / CHECKPOINT_NAME if self.out_dir is not None else None
+        path = self.checkpoint
         if path is not None and path.exists():
             last_step = load_checkpoint(path)["progress"]["step"]
             kept = f"the last good checkpoint, {path} (step {last_step}), is left as it was"
@@ -387,20 +385,3 @@ class _Run:
             f"{what} at {where}; {done} and {kept}. "
             f"Try a lower --learning-rate-scale or a longer --warmup-steps, then --resume."
         )
-
-
-def load_trained_model(
-    path: str | Path, device: torch.device | str | None = None
-) -> tuple[nn.Module, TranslationTask, dict]:
-    """Rebuild the model and the task of a checkpoint.
-
-    Returns:
-        ``(model, task, checkpoint)``: the model in eval mode on ``device`` (default: a GPU if
-        there is one), the task with the tokenizers it was trained with, and the checkpoint dict.
-    """
-    device = torch.device(device) if device is not None else default_device()
-    state = load_checkpoint(path, map_location=device)
-    task = task_from_dict(state["task"])
-    model = ModelConfig.from_dict(state["model_config"]).build(len(task.source_tokenizer), len(task.target_tokenizer))
-    model.load_state_dict(state["model"])
-    return model.to(device).eval(), task, state
