@@ -7,7 +7,9 @@
 The decoder's input is the target shifted right by one (it starts with ``<bos>``); its output at
 position ``t`` predicts target token ``t``. The softmax over ``logits`` gives the next-token
 distribution. With ``tie_embeddings`` the output layer reuses the target embedding table ``E``
-(and, when both vocabularies are the same size, the source embedding too), as in §3.4.
+(and, with ``shared_vocabulary=True``, the source embedding too: one vocabulary for both
+languages, as a joint BPE gives), as in §3.4. Two vocabularies that merely have the same size keep
+their own tables.
 """
 
 from __future__ import annotations
