@@ -177,7 +177,8 @@ def main() -> None:
     for device in devices:
         print(f"## {device.type}\n\n{describe_machine(device)}\n")
         print(
-            "| batch | length | d_model | heads | reference ms | fused ms | PyTorch ms | fused / PyTorch | reference / PyTorch |"
+            "| batch | length | d_model | heads | reference ms | fused ms | PyTorch ms | fused / PyTorch | reference "
+            "/ PyTorch |"
         )
         print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         for batch, length, d_model in args.sizes:

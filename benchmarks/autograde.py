@@ -61,7 +61,8 @@ def main() -> None:
             full_marks = sum(result.score == result.max_score for result in results)
             if full_marks != arguments.copies:
                 sys.exit(
-                    f"only {full_marks} of {arguments.copies} solutions scored full marks: {json.dumps(str(results[0]))}"
+                    f"only {full_marks} of {arguments.copies} solutions scored full marks: "
+                    f"{json.dumps(str(results[0]))}"
                 )
             seconds[sandbox, jobs] = elapsed
     print(f"{'sandbox':>8} {'jobs':>5} {'total s':>8} {'s / submission':>15} {'speed-up':>9} {'sandbox cost':>13}")
@@ -69,7 +70,8 @@ def main() -> None:
         speed_up = seconds[sandbox, 1] / elapsed
         cost = f"{elapsed / seconds[False, jobs]:.2f}x" if sandbox else ""
         print(
-            f"{'on' if sandbox else 'off':>8} {jobs:>5} {elapsed:>8.1f} {elapsed / arguments.copies:>15.2f} {speed_up:>8.2f}x {cost:>13}"
+            f"{'on' if sandbox else 'off':>8} {jobs:>5} {elapsed:>8.1f} {elapsed / arguments.copies:>15.2f} "
+            f"{speed_up:>8.2f}x {cost:>13}"
         )
     print(f"\nload average after: {' '.join(f'{load:.2f}' for load in os.getloadavg())}")
 

@@ -101,18 +101,20 @@ def main() -> None:
     never = vocab  # an <eos> id the model cannot produce: every run decodes the full length
 
     print(f"# greedy decoding, batch {arguments.batch}, source length {arguments.source_length}, "
-          f"d_model {arguments.d_model}, {arguments.layers}+{arguments.layers} layers, CPU threads {torch.get_num_threads()}, "
+          f"d_model {arguments.d_model}, {arguments.layers}+{arguments.layers} layers, CPU threads "
+          f"{torch.get_num_threads()}, "
           f"torch {torch.__version__}, {platform.processor() or platform.machine()}")  # fmt: skip
     print(
-        "| output length | ours, KV cache (ms) | ours, recomputing (ms) | nn.Transformer, recomputing (ms) | recomputing / cache | nn.Transformer / cache |"
+        "| output length | ours, KV cache (ms) | ours, recomputing (ms) | nn.Transformer, recomputing (ms) | "
+        "recomputing / cache | nn.Transformer / cache |"
     )
     print("|---:|---:|---:|---:|---:|---:|")
     for length in arguments.lengths:
-        cached = best_time(lambda: greedy_decode(ours, source, length, eos_id=never), arguments.repeats)
+        cached = best_time(lambda length=length: greedy_decode(ours, source, length, eos_id=never), arguments.repeats)
         recomputed = best_time(
-            lambda: greedy_decode_without_cache(ours, source, length, eos_id=never), arguments.repeats
+            lambda length=length: greedy_decode_without_cache(ours, source, length, eos_id=never), arguments.repeats
         )
-        reference = best_time(lambda: theirs.greedy_decode(source, length), arguments.repeats)
+        reference = best_time(lambda length=length: theirs.greedy_decode(source, length), arguments.repeats)
         print(f"| {length} | {1000 * cached:.0f} | {1000 * recomputed:.0f} | {1000 * reference:.0f} | "
               f"{recomputed / cached:.2f}× | {reference / cached:.2f}× |")  # fmt: skip
 

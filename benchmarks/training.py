@@ -101,14 +101,17 @@ def main() -> None:
     assert parameters["nn.Transformer"] - parameters["ours"] == 4 * arguments.d_model, (
         parameters
     )  # its two final LayerNorms
-    print(f"# training throughput, numbers task, d_model {arguments.d_model}, {arguments.layers}+{arguments.layers} layers, "
-          f"{arguments.heads} heads, max_tokens {arguments.max_tokens}, {arguments.rounds} rounds × {arguments.steps} steps, "
+    print(f"# training throughput, numbers task, d_model {arguments.d_model}, {arguments.layers}+{arguments.layers} "
+          "layers, "
+          f"{arguments.heads} heads, max_tokens {arguments.max_tokens}, {arguments.rounds} rounds × {arguments.steps} "
+          "steps, "
           f"CPU threads {torch.get_num_threads()}, torch {torch.__version__}, {platform.machine()}")  # fmt: skip
     print("| model | parameters | median target tokens/s | min | max |")
     print("|---|---:|---:|---:|---:|")
     for name, values in rates.items():
         print(
-            f"| {name} | {parameters[name]:,} | {statistics.median(values):,.0f} | {min(values):,.0f} | {max(values):,.0f} |"
+            f"| {name} | {parameters[name]:,} | {statistics.median(values):,.0f} | {min(values):,.0f} | "
+            f"{max(values):,.0f} |"
         )
     ratio = statistics.median(rates["nn.Transformer"]) / statistics.median(rates["ours"])
     print(f"\nnn.Transformer / ours (tokens/s): {ratio:.2f}×  (target: ≤ 1.15×)")

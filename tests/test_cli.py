@@ -65,7 +65,8 @@ def test_resume_takes_every_option_not_given_from_the_checkpoint(tmp_path, capsy
 
 def test_multi30k_trains_and_scores_bleu_on_local_files(tmp_path, capsys, fixtures):
     code, _ = run_command(
-        capsys, "train", "--task", "multi30k", "--data", fixtures / "multi30k_tsv", "--vocab-size", 200, "--max-steps", 2,
+        capsys, "train", "--task", "multi30k", "--data", fixtures / "multi30k_tsv",
+        "--vocab-size", 200, "--max-steps", 2,
         "--max-tokens", 256, "--out", tmp_path, "--no-progress", *TINY_MODEL,
     )  # fmt: skip
     assert code == 0
@@ -141,7 +142,8 @@ def test_resuming_a_multi30k_run_reuses_the_checkpoints_bpe_vocabulary_instead_o
     tmp_path, capsys, fixtures, monkeypatch
 ):
     run_command(
-        capsys, "train", "--task", "multi30k", "--data", fixtures / "multi30k_tsv", "--vocab-size", 200, "--max-steps", 2,
+        capsys, "train", "--task", "multi30k", "--data", fixtures / "multi30k_tsv",
+        "--vocab-size", 200, "--max-steps", 2,
         "--max-tokens", 256, "--out", tmp_path, "--no-progress", *TINY_MODEL,
     )  # fmt: skip
     trained_with = load_checkpoint(tmp_path / "checkpoint.pt")["task"]["tokenizers"]

@@ -1,4 +1,5 @@
-"""The paper's Figures 1 and 2, drawn from the package: shapes from a real forward pass, parts highlighted on request."""
+"""The paper's Figures 1 and 2, drawn from the package: shapes from a real forward pass, parts highlighted
+on request."""
 
 from __future__ import annotations
 

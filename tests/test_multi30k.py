@@ -1,4 +1,5 @@
-"""The real-corpus loader: the dataset's own files, the Hugging Face dataset, local JSONL or TSV, and the multi30k task."""
+"""The real-corpus loader: the dataset's own files, the Hugging Face dataset, local JSONL or TSV, and the
+multi30k task."""
 
 import gzip
 import sys
@@ -173,8 +174,10 @@ def test_on_a_cpu_multi30k_trains_with_its_cpu_recipe(tmp_path, fixtures):
         and recipe_for("multi30k", "cuda") is RECIPES["multi30k"]
     )
     assert recipe_for("numbers", "cpu") is RECIPES["numbers"]  # a task without a CPU recipe trains the same everywhere
-    main(["train", "--task", "multi30k", "--data", str(fixtures / "multi30k"), "--vocab-size", "200", "--max-steps", "1",
-          "--device", "cpu", "--out", str(tmp_path), "--no-progress"])  # fmt: skip
+    main(
+        ["train", "--task", "multi30k", "--data", str(fixtures / "multi30k"), "--vocab-size", "200",
+         "--max-steps", "1", "--device", "cpu", "--out", str(tmp_path), "--no-progress"]
+    )  # fmt: skip
     saved = load_checkpoint(tmp_path / "checkpoint.pt")
     assert saved["model_config"] == CPU_RECIPES["multi30k"].model.to_dict()
     assert saved["training_config"]["warmup_steps"] == CPU_RECIPES["multi30k"].training["warmup_steps"]

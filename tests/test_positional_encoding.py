@@ -16,7 +16,9 @@ from transformer_course import (
 
 
 def paper_formula(max_len: int, d_model: int) -> torch.Tensor:
-    """PE(pos, 2i) = sin(pos / 10000^(2i/d_model)), PE(pos, 2i+1) = cos(pos / 10000^(2i/d_model)), one entry at a time."""
+    """PE(pos, 2i) = sin(pos / 10000^(2i/d_model)), PE(pos, 2i+1) = cos(pos / 10000^(2i/d_model)).
+
+    Checked one entry at a time."""
     table = torch.empty(max_len, d_model, dtype=torch.float64)
     for pos in range(max_len):
         for dim in range(d_model):

@@ -99,7 +99,8 @@ def _check_inputs(query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None
         raise TypeError(f"attention needs floating-point inputs, got {query.dtype}")
     if query.size(-1) != key.size(-1):
         raise ValueError(
-            f"query and key must have the same feature size d_k, got query {tuple(query.shape)} and key {tuple(key.shape)}"
+            f"query and key must have the same feature size d_k, got query {tuple(query.shape)} and key "
+            f"{tuple(key.shape)}"
         )
     if key.size(-2) != value.size(-2):
         raise ValueError(

@@ -79,8 +79,10 @@ def transformer_shapes() -> dict[str, tuple[int, ...]]:
         "encoder self-attention": layer.self_attention, "encoder add & norm 1": layer.attention_sublayer,
         "encoder feed-forward": layer.feed_forward, "encoder add & norm 2": layer.feed_forward_sublayer,
         "target embedding": model.target_embedding, "target positions": model.target_positions,
-        "decoder self-attention": decoder_layer.self_attention, "decoder add & norm 1": decoder_layer.self_attention_sublayer,
-        "cross-attention": decoder_layer.cross_attention, "decoder add & norm 2": decoder_layer.cross_attention_sublayer,
+        "decoder self-attention": decoder_layer.self_attention,
+        "decoder add & norm 1": decoder_layer.self_attention_sublayer,
+        "cross-attention": decoder_layer.cross_attention,
+        "decoder add & norm 2": decoder_layer.cross_attention_sublayer,
         "decoder feed-forward": decoder_layer.feed_forward, "decoder add & norm 3": decoder_layer.feed_forward_sublayer,
         "output projection": model.output_projection,
     }  # fmt: skip

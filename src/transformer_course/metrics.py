@@ -87,7 +87,9 @@ def _english_tokenizer():
 
 
 def bleu_scores(hypotheses: Sequence[str], references: Sequence[str]) -> dict[str, float]:
-    """The three BLEU scores (see the module docstring): ``sacrebleu``, ``sacrebleu_lowercase``, ``tokenised_lowercase_bleu``."""
+    """The three BLEU scores (see the module docstring).
+
+    Keys: ``sacrebleu``, ``sacrebleu_lowercase``, ``tokenised_lowercase_bleu``."""
     return {
         "sacrebleu": corpus_bleu(hypotheses, references),
         "sacrebleu_lowercase": corpus_bleu(hypotheses, references, lowercase=True),

@@ -144,7 +144,9 @@ class Transformer(nn.Module):
     def forward(
         self, src: Tensor, tgt: Tensor, src_mask: Tensor | None = None, tgt_mask: Tensor | None = None
     ) -> Tensor:
-        """Teacher-forced logits ``(batch, L_tgt, tgt_vocab_size)`` for source ``(batch, L_src)`` and target ``(batch, L_tgt)``."""
+        """Teacher-forced logits ``(batch, L_tgt, tgt_vocab_size)``.
+
+        For source ids ``(batch, L_src)`` and target input ids ``(batch, L_tgt)``."""
         memory = self.encode(src, src_mask)
         return self.generate_logits(self.decode(tgt, memory, src_mask, tgt_mask))
 

@@ -162,4 +162,5 @@ class MultiHeadAttention(nn.Module):
             )
 
     def extra_repr(self) -> str:
-        return f"d_model={self.d_model}, num_heads={self.num_heads}, d_k={self.d_k}, dropout={self.dropout}, fused={self.fused}"
+        sizes = f"d_model={self.d_model}, num_heads={self.num_heads}, d_k={self.d_k}"
+        return f"{sizes}, dropout={self.dropout}, fused={self.fused}"

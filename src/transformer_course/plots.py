@@ -43,7 +43,8 @@ def attention_heatmap(
     for name, labels, size in (("queries", queries, rows), ("keys", keys, columns)):
         if labels is not None and len(labels) != size:
             raise ValueError(
-                f"{name} has {len(labels)} labels for {size} {'rows' if name == 'queries' else 'columns'} of weights {tuple(weights.shape)}"
+                f"{name} has {len(labels)} labels for {size} {'rows' if name == 'queries' else 'columns'} of weights "
+                f"{tuple(weights.shape)}"
             )
     if ax is None:
         _, ax = plt.subplots(figsize=(0.6 * columns + 1.6, 0.5 * rows + 1.2))

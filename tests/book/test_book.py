@@ -207,8 +207,7 @@ class PageVisit:
 
 
 # Runs in the page once MathJax (if any) has finished its first typesetting pass.
-_INSPECT_PAGE = (
-    """
+_INSPECT_PAGE = """
 const equations = Array.from(document.querySelectorAll("span.math, div.math"));
 const text = (document.querySelector("main") || document.body).cloneNode(true);
 text.querySelectorAll("pre, code, script, style, mjx-container").forEach(node => node.remove());
@@ -218,11 +217,9 @@ return {
   untypeset: equations.filter(e => !e.querySelector("mjx-container")).map(e => e.textContent.slice(0, 80)),
   raw_double_dollars: text.textContent.includes("$$"),
   broken_images: Array.from(document.images).filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.src),
-  colab_links: Array.from(document.querySelectorAll('a[href^="%s"]')).map(a => a.href),
+  colab_links: Array.from(document.querySelectorAll('a[href^="COLAB_PREFIX"]')).map(a => a.href),
 };
-"""
-    % COLAB
-)
+""".replace("COLAB_PREFIX", COLAB)
 
 # MathJax's script is loaded asynchronously, so on a busy machine it may start after the page's load
 # event: on a page with equations, wait up to 30 s for it to appear before calling it absent.

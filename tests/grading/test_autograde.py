@@ -196,7 +196,6 @@ def test_unbounded_allocation_hits_the_memory_limit(broken_class):
 
 
 def test_handing_in_the_reference_implementation_fails_the_hidden_test(course, broken_class):
-    result = broken_class[0]["calls-the-reference"]
     with Gradebook(course.default_db_url, course_id=course.course_id) as gradebook:
         test_attention = gradebook.find_grade("test-attention", "attention", FIRST, "calls-the-reference")
         assert test_attention.score == 0 and test_attention.max_score > 0

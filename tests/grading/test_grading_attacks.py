@@ -108,7 +108,8 @@ for root in course_roots():
     if (root / "gradebook.db").is_file():
         with sqlite3.connect(root / "gradebook.db") as database:
             database.execute(
-                "UPDATE grade SET manual_score = (SELECT max_score FROM grade_cells WHERE grade_cells.id = grade.cell_id)"
+                "UPDATE grade SET manual_score = (SELECT max_score FROM grade_cells WHERE grade_cells.id
+                = grade.cell_id)"
             )
 """
 )
@@ -162,7 +163,8 @@ DELEGATIONS = {
     ),
     "loads-a-fresh-copy-from-the-file": (
         "import importlib.util, transformer_course.attention\n"
-        "_spec = importlib.util.spec_from_file_location('transformer_course.fresh', transformer_course.attention.__file__)\n"
+        "_spec = importlib.util.spec_from_file_location('transformer_course.fresh', "
+        "transformer_course.attention.__file__)\n"
         "_fresh = importlib.util.module_from_spec(_spec)\n"
         "_spec.loader.exec_module(_fresh)\n"
         "def attention(query, key, value, mask=None, scale=True):\n"
@@ -174,7 +176,8 @@ DELEGATIONS = {
     "executes-the-source": (
         "import inspect, transformer_course.attention\n"
         "_namespace = {}\n"
-        "exec(inspect.getsource(transformer_course.attention).replace('from .masks', 'from transformer_course.masks'), _namespace)\n"
+        "exec(inspect.getsource(transformer_course.attention).replace('from .masks', 'from "
+        "transformer_course.masks'), _namespace)\n"
         "def attention(query, key, value, mask=None, scale=True):\n"
         "    if not scale:\n"
         "        query = query * query.size(-1) ** 0.5\n"
@@ -230,7 +233,8 @@ VACUOUS = {
         "        if name in ('sub', '__sub__', '__rsub__', 'nan_to_num'):\n"
         "            return torch.zeros_like(torch.Tensor(result)) if isinstance(result, torch.Tensor) else result\n"
         "        if name in ('isfinite', 'isclose', 'eq', '__eq__', 'allclose', 'equal', 'all'):\n"
-        "            return torch.ones_like(torch.Tensor(result), dtype=torch.bool) if isinstance(result, torch.Tensor) else True\n"
+        "            return torch.ones_like(torch.Tensor(result), dtype=torch.bool) if isinstance(result, "
+        "torch.Tensor) else True\n"
         "        return result\n"
         "_naive_softmax = softmax\n"
         "def softmax(scores):\n"
@@ -279,7 +283,8 @@ LOOK_AROUND = FIND_COURSE + (
     "        commands.append(open(f'/proc/{pid}/cmdline', 'rb').read())\n"
     "    except OSError:\n"
     "        pass\n"
-    "print('SAW-GRADER' if any(b'nbgrader' in command or b'autograde' in command for command in commands) else 'no grader')\n"
+    "print('SAW-GRADER' if any(b'nbgrader' in command or b'autograde' in command for command in commands) else 'no "
+    "grader')\n"
     "print('SAW-COURSE' if course_roots() else 'no course')\n"
     "print('uid', os.getuid())\n"
 )

@@ -14,7 +14,8 @@ SOFTMAX = ["torch.softmax", "torch.Tensor.softmax", "torch.nn.functional.softmax
 def test_a_library_softmax_in_an_answer_cell_is_reported_with_the_cell():
     findings = review([("cell softmax", "def softmax(s):\n    return torch.softmax(s, dim=-1)\n")], SOFTMAX)
     assert findings == [
-        "cell softmax: uses the library's own softmax (torch.Tensor.softmax, torch.nn.functional.softmax, torch.softmax)"
+        "cell softmax: uses the library's own softmax (torch.Tensor.softmax, torch.nn.functional.softmax, "
+        "torch.softmax)"
     ]
 
 
@@ -25,7 +26,11 @@ def test_the_tensor_method_and_a_name_built_from_a_string_are_reported_too():
 
 
 def test_the_learners_own_function_of_the_same_name_is_not_reported():
-    honest = "def softmax(scores):\n    e = (scores - scores.max(-1, keepdim=True).values).exp()\n    return e / e.sum(-1, keepdim=True)\n"
+    honest = (
+        "def softmax(scores):\n"
+        "    e = (scores - scores.max(-1, keepdim=True).values).exp()\n"
+        "    return e / e.sum(-1, keepdim=True)\n"
+    )
     assert review([("cell softmax", honest), ("cell attention", "weights = softmax(scores)\n")], SOFTMAX) == []
 
 
@@ -73,7 +78,8 @@ def test_defining_a_torch_function_hook_is_reported():
         [
             (
                 "added cell 4",
-                "class Liar(torch.Tensor):\n    @classmethod\n    def __torch_function__(cls, f, t, a=(), k=None):\n        return True\n",
+                "class Liar(torch.Tensor):\n    @classmethod\n    def __torch_function__(cls, f, t, a=(), k=None):\n  "
+                "      return True\n",
             )
         ],
         [],

@@ -51,7 +51,8 @@ def read_pairs(path: str | Path, source_language: str = "de", target_language: s
                 row = json.loads(line)
                 if source_language not in row or target_language not in row:
                     raise ValueError(
-                        f"{path}:{line_number}: expected keys {source_language!r} and {target_language!r}, got {sorted(row)}"
+                        f"{path}:{line_number}: expected keys {source_language!r} and {target_language!r}, got "
+                        f"{sorted(row)}"
                     )
                 pairs.append((row[source_language], row[target_language]))
             elif path.suffix == ".tsv":

@@ -52,7 +52,8 @@ from .sandbox import CGROUP_ROOT, check_bubblewrap
 # Every status a submission can end with, and what it means.
 STATUSES = {
     "graded": "graded",
-    "tests_restored": "graded with the original tests: test cells (or their nbgrader metadata) had been edited or deleted",
+    "tests_restored": "graded with the original tests: test cells (or their nbgrader metadata) had been edited or "
+    "deleted",
     "missing": "no notebook of this assignment was submitted",
     "invalid_notebook": "the file is not a valid Jupyter notebook",
     "wrong_assignment": "the notebook belongs to another assignment",

@@ -38,7 +38,9 @@ def answer(request_text: str) -> None:
 
 
 def evaluate(request: dict, namespace: dict) -> Any:
-    """The result of ``request`` against the notebook's ``namespace``, or :class:`Raised` if the learner's code raised."""
+    """The result of ``request`` against the notebook's ``namespace``.
+
+    A :class:`Raised` if the learner's code raised."""
     try:
         with torch.random.fork_rng(devices=[]), switched_off(request.get("switched_off", []), namespace):
             return _evaluate(request, namespace)

@@ -77,13 +77,18 @@ def _without(source: str, definitions: list[str], path: Path) -> str:
     if missing:
         raise RedactionError(f"{path.name} defines no top-level function or class named {', '.join(sorted(missing))}")
     tree.body = body
-    return f"# The course package, without what the assignment being graded asks the learner to write.\n{ast.unparse(tree)}\n"
+    header = "# The course package, without what the assignment being graded asks the learner to write."
+    return f"{header}\n{ast.unparse(tree)}\n"
 
 
 def _stub(node: ast.AST) -> ast.stmt:
     message = STUB_MESSAGE.format(name=node.name)
     if isinstance(node, ast.ClassDef):
-        stub = f"class {node.name}:\n    def __init__(self, *args, **kwargs):\n        raise NotImplementedError({message!r})\n"
+        stub = (
+            f"class {node.name}:\n"
+            "    def __init__(self, *args, **kwargs):\n"
+            f"        raise NotImplementedError({message!r})\n"
+        )
     else:
         stub = f"def {node.name}(*args, **kwargs):\n    raise NotImplementedError({message!r})\n"
     return ast.parse(stub).body[0]

@@ -27,7 +27,8 @@ import subprocess
 import sys
 
 if "google.colab" in sys.modules:
-    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "transformer-course @ git+{url}@{branch}"], check=True)
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "transformer-course @ git+{url}@{branch}"],
+    check=True)
 
 import torch
 

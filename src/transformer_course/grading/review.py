@@ -93,7 +93,8 @@ def review(cells: Iterable[tuple[str, str]], library_implementations: list[str])
         library = sorted({path for path in library_implementations if uses.reaches(path)})
         if library:
             findings.append(
-                f"{label}: uses the library's own {', '.join(sorted({path.rsplit('.', 1)[-1] for path in library}))} ({', '.join(library)})"
+                f"{label}: uses the library's own {', '.join(sorted({path.rsplit('.', 1)[-1] for path in library}))} "
+                f"({', '.join(library)})"
             )
         if uses.patched:
             findings.append(f"{label}: changes a library ({', '.join(sorted(uses.patched))})")

@@ -95,7 +95,8 @@ class Reply:
     outputs: list[dict] = field(default_factory=list)
     execution_count: int | None = None
     problem: str | None = (
-        None  # None, "timeout", "kernel_died", "no_answer" (silent past its time), "broken" (the runner broke the protocol)
+        # None, "timeout", "kernel_died", "no_answer" (silent past its time), "broken" (the runner broke the protocol)
+        None
     )
 
 

@@ -152,7 +152,9 @@ CPU_RECIPES: dict[str, Recipe] = {
 
 
 def recipe_for(task_name: str, device_type: str) -> Recipe:
-    """The recipe of ``task_name`` for a ``device_type`` (``"cpu"``, ``"cuda"``): its CPU recipe on a CPU, if it has one."""
+    """The recipe of ``task_name`` for a ``device_type`` (``"cpu"``, ``"cuda"``).
+
+    On a CPU, the task's CPU recipe if it has one."""
     if task_name not in RECIPES:
         raise ValueError(f"no recipe for task {task_name!r}; the tasks are {sorted(RECIPES)}")
     if device_type == "cpu" and task_name in CPU_RECIPES:

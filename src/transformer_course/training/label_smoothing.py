@@ -49,7 +49,8 @@ class LabelSmoothingLoss(nn.Module):
         """
         if logits.shape[:-1] != targets.shape:
             raise ValueError(
-                f"logits (..., V) and targets (...) must agree, got logits {tuple(logits.shape)} and targets {tuple(targets.shape)}"
+                f"logits (..., V) and targets (...) must agree, got logits {tuple(logits.shape)} and targets "
+                f"{tuple(targets.shape)}"
             )
         log_probs = F.log_softmax(logits.float(), dim=-1)  # (..., V), in float32 even under autocast
         keep = targets != self.ignore_index  # (...)

@@ -294,7 +294,8 @@ class _Run:
         save_checkpoint(self._checkpoint(seconds, random_states), self.checkpoint)
         (self.out_dir / "history.json").write_text(json.dumps(self.history, indent=1))
         size = self.model_config
-        title = f"{self.task.name}: d_model {size.d_model}, {size.num_layers}+{size.num_layers} layers, {size.num_heads} heads, d_ff {size.d_ff}"
+        layers = f"{size.num_layers}+{size.num_layers} layers"
+        title = f"{self.task.name}: d_model {size.d_model}, {layers}, {size.num_heads} heads, d_ff {size.d_ff}"
         plot_training_curves(self.history, self.out_dir / "curves.png", title=title)
 
     def _checkpoint(self, seconds: float, random_states: list) -> dict:
@@ -337,7 +338,8 @@ class _Run:
         state = load_checkpoint(path, map_location=self.device)
         if state["model_config"] != self.model_config.to_dict():
             raise ValueError(
-                f"{path} holds a model of another size: {state['model_config']} (this run: {self.model_config.to_dict()})"
+                f"{path} holds a model of another size: {state['model_config']} (this run: "
+                f"{self.model_config.to_dict()})"
             )
         self.model.load_state_dict(state["model"])
         self.optimizer.load_state_dict(state["optimizer"])
@@ -361,7 +363,8 @@ class _Run:
                 torch.cuda.set_rng_state(mine["cuda"].cpu(), self.device)
         elif self.group.is_main:
             tqdm.write(
-                f"{path} was written by {len(states)} processes, this run has {self.group.world_size}: dropout is reseeded"
+                f"{path} was written by {len(states)} processes, this run has {self.group.world_size}: dropout is "
+                "reseeded"
             )
         if self.group.is_main:
             tqdm.write(f"resuming {path} at step {self.step} (epoch {self.epoch}, batch {self.batch_in_epoch})")

@@ -11,7 +11,8 @@ def plot_training_curves(history: dict, path: str | Path | None = None, title: s
     """Training and validation loss against the step, and the validation score beside them.
 
     Args:
-        history: ``{"train": [{"step", "train_loss", ...}], "validation": [{"step", "validation_loss", "validation_<metric>"}]}``
+        history: ``{"train": [{"step", "train_loss", ...}], "validation": [{"step", "validation_loss",
+        "validation_<metric>"}]}``
             as kept by :func:`~transformer_course.training.train`.
         path: save the figure there (PNG) if given.
         title: the figure's title.
