@@ -167,7 +167,6 @@ def beam_search(
         memory = memory.repeat_interleave(beams, dim=0)
         source_mask = source_mask.repeat_interleave(beams, dim=0)
         cache = model.decoder.new_cache()
-
         scores = torch.full((batch, beams), float("-inf"), device=device)  # log P of each hypothesis
         scores[:, 0] = 0.0  # one live hypothesis, <bos>, at the start: its copies must not be chosen
         lengths = torch.zeros(batch, beams, dtype=torch.long, device=device)
@@ -178,16 +177,8 @@ def beam_search(
 
         for _ in range(max_len):
             hidden = model.decode(next_input, memory, source_mask, cache=cache)  # (batch · beams, 1, d_model)
-            log_probs = F.log_softmax(model.generate_logits(hidden[:, -1]).float(), dim=-1)  # (batch · beams, V)
+            log_probs = _next_token_log_probabilities(model, hidden, finished, pad_id)  # (batch, beams, V)
             vocab_size = log_probs.size(-1)
-            if beams > vocab_size:
-                raise ValueError(f"beam_size={beams} is larger than the vocabulary ({vocab_size} tokens)")
-            log_probs = log_probs.view(batch, beams, vocab_size)
-            # A finished hypothesis can only be followed by <pad>, which leaves its score as it is.
-            pad_only = torch.full((vocab_size,), float("-inf"), device=device)
-            pad_only[pad_id] = 0.0
-            log_probs = torch.where(finished.unsqueeze(-1), pad_only, log_probs)
-
             candidate_scores = scores.unsqueeze(-1) + log_probs  # (batch, beams, V)
             candidate_lengths = lengths + (~finished).long()  # (batch, beams)
             ranking = candidate_scores / length_penalty(candidate_lengths, alpha).unsqueeze(-1)
@@ -208,6 +199,22 @@ def beam_search(
 
         best = tokens.view(batch, beams, -1)[:, 0]  # topk sorts, so beam 0 ranks first
         return best, scores[:, 0]
+
+
+def _next_token_log_probabilities(model: nn.Module, hidden: Tensor, finished: Tensor, pad_id: int) -> Tensor:
+    """``(batch, beams, V)`` log-probabilities of each hypothesis' next token.
+
+    ``hidden``: the decoder's output ``(batch · beams, 1, d_model)``; ``finished``: ``(batch, beams)``.
+    A finished hypothesis can only be followed by ``<pad>``, at log-probability 0, so its score stays.
+    """
+    batch, beams = finished.shape
+    log_probs = F.log_softmax(model.generate_logits(hidden[:, -1]).float(), dim=-1)  # (batch · beams, V)
+    vocab_size = log_probs.size(-1)
+    if beams > vocab_size:
+        raise ValueError(f"beam_size={beams} is larger than the vocabulary ({vocab_size} tokens)")
+    pad_only = torch.full((vocab_size,), float("-inf"), device=log_probs.device)
+    pad_only[pad_id] = 0.0
+    return torch.where(finished.unsqueeze(-1), pad_only, log_probs.view(batch, beams, vocab_size))
 
 
 def sequence_log_probability(

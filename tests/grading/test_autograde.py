@@ -58,6 +58,11 @@ def test_untouched_exercise_scores_zero(graded_class):
     assert result.score == 0, f"{result.score} of {result.max_score}"
 
 
+def test_the_released_exercise_itself_raises_no_review_flag(graded_class):
+    result = graded_class["untouched"]
+    assert result.review == "", f"the untouched exercise was flagged: {result.review}"
+
+
 def test_partly_done_exercise_scores_in_between(graded_class):
     result = graded_class["partly-done"]
     assert result.status == "graded", result.message

@@ -22,13 +22,14 @@ from .course import Course
 SETUP_CELL_ID = "course-setup"
 
 SETUP_CELL_TEMPLATE = """\
-# Setup: run this cell first. On Colab it installs the course package; everywhere it picks the GPU if there is one.
+# Setup: run this cell first. On Colab it installs the course package; everywhere it picks the GPU
+# if there is one.
 import subprocess
 import sys
 
 if "google.colab" in sys.modules:
-    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "transformer-course @ git+{url}@{branch}"],
-    check=True)
+    package = "transformer-course @ git+{url}@{branch}"
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", package], check=True)
 
 import torch
 

@@ -94,10 +94,8 @@ class Reply:
 
     outputs: list[dict] = field(default_factory=list)
     execution_count: int | None = None
-    problem: str | None = (
-        # None, "timeout", "kernel_died", "no_answer" (silent past its time), "broken" (the runner broke the protocol)
-        None
-    )
+    # None, "timeout", "kernel_died", "no_answer" (silent past its time), "broken" (the runner broke the protocol)
+    problem: str | None = None
 
 
 class Runner:

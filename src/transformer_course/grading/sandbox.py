@@ -254,6 +254,12 @@ def runner_launch(spec: SandboxSpec, scratch: Path) -> Launch:
         for path in (spec.notebook, *spec.data_files):
             shutil.copy(path, work / path.name)
         return Launch(prlimit, runner, dict(os.environ, **settings), work)
+    host_path = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    return Launch(prlimit + ["bwrap"], ["--", *runner], host_path, scratch, _bwrap_arguments(spec, settings))
+
+
+def _bwrap_arguments(spec: SandboxSpec, settings: dict[str, str]) -> list[str]:
+    """bubblewrap's options: new namespaces, an unprivileged user, read-only Python, one notebook."""
     home = "/tmp/home"
     environment = {
         "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin",
@@ -265,49 +271,30 @@ def runner_launch(spec: SandboxSpec, scratch: Path) -> Launch:
         "LANG": "C.UTF-8",
         **settings,
     }
-    command = [
-        "--unshare-all",
-        "--die-with-parent",
-        "--new-session",
-        "--cap-drop",
-        "ALL",
-        "--uid",
-        str(SANDBOX_USER),
-        "--gid",
-        str(SANDBOX_USER),
-        "--hostname",
-        "sandbox",
-        "--clearenv",
+    # fmt: off
+    arguments = [
+        "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+        "--uid", str(SANDBOX_USER), "--gid", str(SANDBOX_USER), "--hostname", "sandbox", "--clearenv",
     ]
+    # fmt: on
     for name, value in environment.items():
-        command += ["--setenv", name, value]
-    command += _system_mounts()
+        arguments += ["--setenv", name, value]
+    arguments += _system_mounts()
     mounted = _python_trees()
     for tree in mounted:
-        command += ["--ro-bind", str(tree), str(tree)]
+        arguments += ["--ro-bind", str(tree), str(tree)]
     for covered in _covered(mounted, spec.hidden):
-        command += ["--tmpfs", str(covered)]
-    command += [
-        "--ro-bind",
-        str(spec.package_directory),
-        PACKAGE_DIRECTORY,
-        "--proc",
-        "/proc",
-        "--dev",
-        "/dev",
-        "--tmpfs",
-        "/tmp",
-        "--dir",
-        home,
-        "--tmpfs",
-        WORKING_DIRECTORY,
+        arguments += ["--tmpfs", str(covered)]
+    # fmt: off
+    arguments += [
+        "--ro-bind", str(spec.package_directory), PACKAGE_DIRECTORY,
+        "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--dir", home,
+        "--tmpfs", WORKING_DIRECTORY,
     ]
+    # fmt: on
     for path in (spec.notebook, *spec.data_files):
-        command += ["--ro-bind", str(path), f"{WORKING_DIRECTORY}/{path.name}"]
-    command += ["--chdir", WORKING_DIRECTORY]
-    return Launch(
-        prlimit + ["bwrap"], ["--", *runner], {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}, scratch, command
-    )
+        arguments += ["--ro-bind", str(path), f"{WORKING_DIRECTORY}/{path.name}"]
+    return arguments + ["--chdir", WORKING_DIRECTORY]
 
 
 def _system_mounts() -> list[str]:
