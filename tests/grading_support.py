@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 from pathlib import Path
 
 from transformer_course.grading import course as course_directory
@@ -88,5 +89,7 @@ def write_submissions(directory: Path, assignment: str, submissions: dict[str, d
 def grade(
     course: Course, assignment: str, submissions: Path, limits: GradingLimits = TEST_LIMITS, **options
 ) -> dict[str, SubmissionResult]:
+    if os.environ.get("PYTEST_XDIST_WORKER"):  # the workers grade at the same time: one job each fills the cores
+        options.setdefault("jobs", 1)
     results = autograde(course, assignment, submissions, limits=limits, **options)
     return {result.student_id: result for result in results}
