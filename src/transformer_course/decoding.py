@@ -145,8 +145,7 @@ def beam_search(
     ends when every beam of every sentence is finished, or after ``max_len`` steps.
 
     Args:
-        model: a :class:`~transformer_course.Transformer`.
-        source: ``(batch, L_src)`` token ids.
+        model, source: a :class:`~transformer_course.Transformer` and ``(batch, L_src)`` token ids.
         beam_size: hypotheses kept per sentence (1 gives greedy decoding).
         max_len: the most tokens to generate.
         alpha: the length penalty's exponent α (0: none; the paper used 0.6).
@@ -161,11 +160,7 @@ def beam_search(
     batch, beams = source.size(0), beam_size
     device = source.device
     with evaluation_mode(model):
-        source_mask = padding_mask(source, pad_id)  # (batch, 1, 1, L_src)
-        memory = model.encode(source, source_mask)  # (batch, L_src, d_model)
-        # Each hypothesis is a row of its own: (batch · beams, ...), the beams of a sentence adjacent.
-        memory = memory.repeat_interleave(beams, dim=0)
-        source_mask = source_mask.repeat_interleave(beams, dim=0)
+        memory, source_mask = _memory_per_hypothesis(model, source, pad_id, beams)
         cache = model.decoder.new_cache()
         scores = torch.full((batch, beams), float("-inf"), device=device)  # log P of each hypothesis
         scores[:, 0] = 0.0  # one live hypothesis, <bos>, at the start: its copies must not be chosen
@@ -178,17 +173,9 @@ def beam_search(
         for _ in range(max_len):
             hidden = model.decode(next_input, memory, source_mask, cache=cache)  # (batch · beams, 1, d_model)
             log_probs = _next_token_log_probabilities(model, hidden, finished, pad_id)  # (batch, beams, V)
-            vocab_size = log_probs.size(-1)
-            candidate_scores = scores.unsqueeze(-1) + log_probs  # (batch, beams, V)
-            candidate_lengths = lengths + (~finished).long()  # (batch, beams)
-            ranking = candidate_scores / length_penalty(candidate_lengths, alpha).unsqueeze(-1)
-            _, chosen = ranking.view(batch, -1).topk(beams, dim=-1)  # (batch, beams), best first
-            origin = chosen // vocab_size  # the beam each new hypothesis extends
-            token = chosen % vocab_size  # (batch, beams)
-
-            scores = candidate_scores.view(batch, -1).gather(1, chosen)
-            lengths = candidate_lengths.gather(1, origin)
-            finished = finished.gather(1, origin) | (token == eos_id)
+            scores, lengths, finished, origin, token = _best_extensions(
+                scores, lengths, finished, log_probs, alpha, eos_id
+            )
             rows = (first_row + origin).view(-1)  # (batch · beams,) rows to keep, in their new order
             for layer_cache in cache:
                 layer_cache.reorder(rows)
@@ -199,6 +186,38 @@ def beam_search(
 
         best = tokens.view(batch, beams, -1)[:, 0]  # topk sorts, so beam 0 ranks first
         return best, scores[:, 0]
+
+
+def _memory_per_hypothesis(model: nn.Module, source: Tensor, pad_id: int, beams: int) -> tuple[Tensor, Tensor]:
+    """The source encoded once, then repeated so that each hypothesis is a row of its own.
+
+    Returns the memory ``(batch · beams, L_src, d_model)`` and its mask ``(batch · beams, 1, 1, L_src)``,
+    the beams of a sentence in adjacent rows.
+    """
+    source_mask = padding_mask(source, pad_id)  # (batch, 1, 1, L_src)
+    memory = model.encode(source, source_mask)  # (batch, L_src, d_model)
+    return memory.repeat_interleave(beams, dim=0), source_mask.repeat_interleave(beams, dim=0)
+
+
+def _best_extensions(
+    scores: Tensor, lengths: Tensor, finished: Tensor, log_probs: Tensor, alpha: float, eos_id: int
+) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
+    """Keep the ``beams`` best one-token extensions of each sentence's hypotheses.
+
+    ``scores``, ``lengths``, ``finished``: ``(batch, beams)``; ``log_probs``: ``(batch, beams, V)``.
+    Ranked by score over the length penalty. Returns the new ``scores``, ``lengths`` and ``finished``,
+    the beam each extension came from (``origin``) and its new token, each ``(batch, beams)``.
+    """
+    batch, beams, vocab_size = log_probs.shape
+    candidate_scores = scores.unsqueeze(-1) + log_probs  # (batch, beams, V)
+    candidate_lengths = lengths + (~finished).long()  # (batch, beams)
+    ranking = candidate_scores / length_penalty(candidate_lengths, alpha).unsqueeze(-1)
+    _, chosen = ranking.view(batch, -1).topk(beams, dim=-1)  # (batch, beams), best first
+    origin = chosen // vocab_size  # the beam each new hypothesis extends
+    token = chosen % vocab_size
+    new_scores = candidate_scores.view(batch, -1).gather(1, chosen)
+    new_finished = finished.gather(1, origin) | (token == eos_id)
+    return new_scores, candidate_lengths.gather(1, origin), new_finished, origin, token
 
 
 def _next_token_log_probabilities(model: nn.Module, hidden: Tensor, finished: Tensor, pad_id: int) -> Tensor:

@@ -137,70 +137,14 @@ def draw_figure_1(highlight: set[str] | frozenset[str] = frozenset(), ax: Axes |
     if ax is None:
         _, ax = plt.subplots(figsize=(8.2, 7.4))
     encoder_x, decoder_x = 0.27, 0.73
-    encoder = [
-        _Box("source tokens", "inputs: source token ids", encoder_x, 0.04),
-        _Box("source embedding", "input embedding × √d_model", encoder_x, 0.13),
-        _Box("source positions", "+ positional encoding, dropout", encoder_x, 0.22),
-        _Box("encoder self-attention", "multi-head self-attention", encoder_x, 0.34),
-        _Box("encoder add & norm 1", "add & norm", encoder_x, 0.42),
-        _Box("encoder feed-forward", "feed-forward", encoder_x, 0.50),
-        _Box("encoder add & norm 2", "add & norm", encoder_x, 0.58),
-    ]
-    decoder = [
-        _Box("target tokens", "outputs (shifted right): target ids", decoder_x, 0.04),
-        _Box("target embedding", "output embedding × √d_model", decoder_x, 0.13),
-        _Box("target positions", "+ positional encoding, dropout", decoder_x, 0.22),
-        _Box("decoder self-attention", "masked multi-head self-attention", decoder_x, 0.34),
-        _Box("decoder add & norm 1", "add & norm", decoder_x, 0.42),
-        _Box("cross-attention", "multi-head attention over the encoder", decoder_x, 0.50),
-        _Box("decoder add & norm 2", "add & norm", decoder_x, 0.58),
-        _Box("decoder feed-forward", "feed-forward", decoder_x, 0.66),
-        _Box("decoder add & norm 3", "add & norm", decoder_x, 0.74),
-        _Box("output projection", "linear (tied to the embedding)", decoder_x, 0.86),
-        _Box("softmax", "softmax: output probabilities", decoder_x, 0.95),
-    ]
-    for column in (encoder, decoder):
+    columns = (_encoder_boxes(encoder_x), _decoder_boxes(decoder_x))
+    for column in columns:
         for lower, upper in zip(column, column[1:]):
             _arrow(ax, (lower.x, lower.y + 0.025), (upper.x, upper.y - 0.025))
         for box in column:
             _draw_box(ax, box, f"{box.label}\n{_shape(shapes[box.key])}", box.key in coloured)
-    # Residual connections: each add & norm adds the sublayer's input back to its output.
-    for column in (encoder, decoder):
-        for sublayer, add_norm in zip(column, column[1:]):
-            if add_norm.key.endswith(("norm 1", "norm 2", "norm 3")) and not sublayer.key.endswith(
-                ("norm 1", "norm 2", "norm 3")
-            ):
-                start, end = (sublayer.x - 0.17, sublayer.y - 0.035), (add_norm.x - 0.17, add_norm.y)
-                _arrow(ax, start, end, connectionstyle="bar,fraction=-0.35", linestyle=(0, (2, 1.5)))
-    # The stacks of N identical layers, and the encoder's output (the memory) feeding every decoder layer.
-    ax.add_patch(
-        FancyBboxPatch(
-            (encoder_x - 0.21, 0.295),
-            0.42,
-            0.325,
-            boxstyle="round,pad=0.01",
-            fill=False,
-            edgecolor=EDGE,
-            linestyle="--",
-            linewidth=0.8,
-        )
-    )
-    ax.add_patch(
-        FancyBboxPatch(
-            (decoder_x - 0.21, 0.295),
-            0.42,
-            0.485,
-            boxstyle="round,pad=0.01",
-            fill=False,
-            edgecolor=EDGE,
-            linestyle="--",
-            linewidth=0.8,
-        )
-    )
-    ax.text(encoder_x - 0.235, 0.45, "N = 6 ×", ha="right", va="center", fontsize=8)
-    ax.text(decoder_x + 0.235, 0.53, "× N = 6", ha="left", va="center", fontsize=8)
-    _arrow(ax, (encoder_x + 0.17, 0.58), (decoder_x - 0.17, 0.50), connectionstyle="arc3,rad=-0.25")
-    ax.text(0.5, 0.60, "memory", ha="center", fontsize=7, style="italic")
+        _draw_residual_connections(ax, column)
+    _draw_stacks(ax, encoder_x, decoder_x)
     batch, source_length, target_length = EXAMPLE["batch"], EXAMPLE["source_length"], EXAMPLE["target_length"]
     ax.set_title(
         f"Figure 1 with the shapes of one forward pass: batch {batch}, {source_length} source and "
@@ -210,6 +154,57 @@ def draw_figure_1(highlight: set[str] | frozenset[str] = frozenset(), ax: Axes |
     ax.set(xlim=(0, 1), ylim=(0, 1))
     ax.axis("off")
     return ax
+
+
+def _encoder_boxes(x: float) -> list[_Box]:
+    return [
+        _Box("source tokens", "inputs: source token ids", x, 0.04),
+        _Box("source embedding", "input embedding × √d_model", x, 0.13),
+        _Box("source positions", "+ positional encoding, dropout", x, 0.22),
+        _Box("encoder self-attention", "multi-head self-attention", x, 0.34),
+        _Box("encoder add & norm 1", "add & norm", x, 0.42),
+        _Box("encoder feed-forward", "feed-forward", x, 0.50),
+        _Box("encoder add & norm 2", "add & norm", x, 0.58),
+    ]
+
+
+def _decoder_boxes(x: float) -> list[_Box]:
+    return [
+        _Box("target tokens", "outputs (shifted right): target ids", x, 0.04),
+        _Box("target embedding", "output embedding × √d_model", x, 0.13),
+        _Box("target positions", "+ positional encoding, dropout", x, 0.22),
+        _Box("decoder self-attention", "masked multi-head self-attention", x, 0.34),
+        _Box("decoder add & norm 1", "add & norm", x, 0.42),
+        _Box("cross-attention", "multi-head attention over the encoder", x, 0.50),
+        _Box("decoder add & norm 2", "add & norm", x, 0.58),
+        _Box("decoder feed-forward", "feed-forward", x, 0.66),
+        _Box("decoder add & norm 3", "add & norm", x, 0.74),
+        _Box("output projection", "linear (tied to the embedding)", x, 0.86),
+        _Box("softmax", "softmax: output probabilities", x, 0.95),
+    ]
+
+
+def _draw_residual_connections(ax: Axes, column: list[_Box]) -> None:
+    """Each add & norm adds its sublayer's input back to the sublayer's output: a dashed bypass."""
+    add_norms = ("norm 1", "norm 2", "norm 3")
+    for sublayer, add_norm in zip(column, column[1:]):
+        if add_norm.key.endswith(add_norms) and not sublayer.key.endswith(add_norms):
+            start, end = (sublayer.x - 0.17, sublayer.y - 0.035), (add_norm.x - 0.17, add_norm.y)
+            _arrow(ax, start, end, connectionstyle="bar,fraction=-0.35", linestyle=(0, (2, 1.5)))
+
+
+def _draw_stacks(ax: Axes, encoder_x: float, decoder_x: float) -> None:
+    """The stacks of N identical layers, and the memory feeding every decoder layer."""
+    for x, height in ((encoder_x, 0.325), (decoder_x, 0.485)):
+        frame = FancyBboxPatch(
+            (x - 0.21, 0.295), 0.42, height, boxstyle="round,pad=0.01", fill=False, edgecolor=EDGE, linestyle="--"
+        )
+        frame.set_linewidth(0.8)
+        ax.add_patch(frame)
+    ax.text(encoder_x - 0.235, 0.45, "N = 6 ×", ha="right", va="center", fontsize=8)
+    ax.text(decoder_x + 0.235, 0.53, "× N = 6", ha="left", va="center", fontsize=8)
+    _arrow(ax, (encoder_x + 0.17, 0.58), (decoder_x - 0.17, 0.50), connectionstyle="arc3,rad=-0.25")
+    ax.text(0.5, 0.60, "memory", ha="center", fontsize=7, style="italic")
 
 
 @functools.cache

@@ -40,6 +40,12 @@ TRAINING_OPTIONS = {
 
 def register(subcommands: argparse._SubParsersAction) -> None:
     """Add this group's commands to the ``transformer-course`` parser."""
+    _register_train(subcommands)
+    _register_evaluate(subcommands)
+    _register_record(subcommands)
+
+
+def _register_train(subcommands: argparse._SubParsersAction) -> None:
     parser = subcommands.add_parser(
         "train", help="train the encoder-decoder on a task", description=_train_description()
     )
@@ -49,8 +55,9 @@ def register(subcommands: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--data",
         default=None,
-        help="multi30k: a directory of train/validation/test .jsonl or .tsv files, or one such file "
-        "(default: the Hugging Face dataset)",
+        help="multi30k: a directory of the dataset's own files (train.de.gz + train.en.gz, val.*, "
+        "test_2016_flickr.*, gzipped or not) or of train/validation/test .jsonl or .tsv files, or one such file "
+        "(default: download the Hugging Face copy)",
     )
     parser.add_argument(
         "--vocab-size",
@@ -86,6 +93,8 @@ def register(subcommands: argparse._SubParsersAction) -> None:
         recipe.add_argument(f"--{name.replace('_', '-')}", type=kind, default=None)
     parser.set_defaults(run=run_train)
 
+
+def _register_evaluate(subcommands: argparse._SubParsersAction) -> None:
     parser = subcommands.add_parser("evaluate", help="decode a split with a trained model and score it")
     parser.add_argument("checkpoint", help="a checkpoint.pt written by train (or its directory)")
     parser.add_argument("--split", default="test", choices=["train", "validation", "test"])
@@ -98,6 +107,8 @@ def register(subcommands: argparse._SubParsersAction) -> None:
     parser.add_argument("--threads", type=int, default=None, help="CPU threads for PyTorch")
     parser.set_defaults(run=run_evaluate)
 
+
+def _register_record(subcommands: argparse._SubParsersAction) -> None:
     parser = subcommands.add_parser(
         "record", help="write a small JSON record of a trained run: settings, curves, test scores, examples, attention"
     )
