@@ -50,7 +50,7 @@ CHROMIUM_FLAGS = [
     "--disable-component-update",
     "--disable-sync",
     "--disable-quic",
-    "--window-size=1366,900",
+    "--window-size=1400,900",  # the width the book promises code without a horizontal scroll bar
 ]
 PAGE_TIMEOUT_S = 60
 COLAB = "https://colab.research.google.com"
@@ -204,6 +204,9 @@ class PageVisit:
     raw_double_dollars: bool = False  # "$$" left in the text outside code
     broken_images: list[str] = field(default_factory=list)
     colab_links: list[str] = field(default_factory=list)
+    stray_tex: list[str] = field(default_factory=list)  # backslash commands left in the rendered text
+    math_errors: list[str] = field(default_factory=list)  # what MathJax could not typeset
+    scrolling_code: list[str] = field(default_factory=list)  # visible code blocks wider than their box
 
 
 # Runs in the page once MathJax (if any) has finished its first typesetting pass.
@@ -218,18 +221,23 @@ return {
   raw_double_dollars: text.textContent.includes("$$"),
   broken_images: Array.from(document.images).filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.src),
   colab_links: Array.from(document.querySelectorAll('a[href^="COLAB_PREFIX"]')).map(a => a.href),
+  stray_tex: (text.textContent.match(/\\\\[A-Za-z]+/g) || []).slice(0, 10),
+  math_errors: Array.from(document.querySelectorAll("mjx-merror")).map(e => e.textContent.slice(0, 80)),
+  scrolling_code: Array.from(document.querySelectorAll("main div.highlight pre"))
+    .filter(pre => pre.clientWidth > 0 && pre.scrollWidth > pre.clientWidth + 1)
+    .map(pre => pre.textContent.split("\\n").reduce((a, b) => (b.length > a.length ? b : a), "").slice(0, 120)),
 };
 """.replace("COLAB_PREFIX", COLAB)
 
 # MathJax's script is loaded asynchronously, so on a busy machine it may start after the page's load
-# event: on a page with equations, wait up to 30 s for it to appear before calling it absent.
+# event: on a page with equations, wait up to 50 s for it to appear before calling it absent.
 _WAIT_FOR_MATHJAX = """
 const done = arguments[arguments.length - 1];
 const started = Date.now();
 (function wait() {
   if (window.MathJax && window.MathJax.startup && window.MathJax.startup.promise) {
     window.MathJax.startup.promise.then(() => done("ok"), error => done("MathJax failed: " + error));
-  } else if (!document.querySelector("span.math, div.math") || Date.now() - started > 30000) {
+  } else if (!document.querySelector("span.math, div.math") || Date.now() - started > 50000) {
     done("absent");
   } else {
     setTimeout(wait, 100);
@@ -260,12 +268,19 @@ def _visit(driver, site_url: str, page: str) -> PageVisit:
     return visit
 
 
-def _screenshot(driver, site_url: str, page: str, name: str, scroll_to_first_figure: bool) -> None:
+def _screenshot(
+    driver, site_url: str, page: str, name: str, scroll_to_first_figure: bool = False, scroll_to: str = ""
+) -> None:
+    """Save a screenshot of ``page``: its top, its first figure, or the first figure after the section
+    whose id starts with ``scroll_to``."""
     driver.get(f"{site_url}/{page}.html")
     driver.execute_async_script(_WAIT_FOR_MATHJAX)
-    if scroll_to_first_figure:
+    if scroll_to_first_figure or scroll_to:
         driver.execute_script(
-            "const image = document.querySelector('main img');if (image) image.scrollIntoView({block: 'center'});"
+            "const section = arguments[0] ? document.querySelector(`section[id^='${arguments[0]}']`) : null;"
+            "const image = (section || document).querySelector('main img, section img');"
+            "if (image) image.scrollIntoView({block: 'center'});",
+            scroll_to,
         )
         time.sleep(0.5)
     SCREENSHOT_DIR.mkdir(parents=True, exist_ok=True)
@@ -280,6 +295,9 @@ def visits(browser, site_url) -> dict[str, PageVisit]:
     _screenshot(
         browser, site_url, "book/03-positional-encoding", "03-positional-encoding.png", scroll_to_first_figure=True
     )
+    # The paper's Figures 1 and 2 as the package draws them, and every attention head of a trained model.
+    _screenshot(browser, site_url, "book/intro", "intro-figure-1.png", scroll_to_first_figure=True)
+    _screenshot(browser, site_url, "book/08-training", "08-every-head.png", scroll_to="every-head")
     return seen
 
 
@@ -294,6 +312,18 @@ def test_mathjax_typesets_every_equation(visits):
     untypeset = {page: visit.untypeset for page, visit in visits.items() if visit.untypeset}
     assert not untypeset, f"equations left as raw TeX: {untypeset}"
     assert sum(visits[page].equations for page in CHAPTER_PAGES) > 0, "no equation found in any chapter"
+
+
+def test_no_page_shows_stray_tex_or_a_mathjax_error(visits):
+    stray = {page: visit.stray_tex for page, visit in visits.items() if visit.stray_tex}
+    assert not stray, f"backslash commands left in the rendered text: {stray}"
+    errors = {page: visit.math_errors for page, visit in visits.items() if visit.math_errors}
+    assert not errors, f"MathJax could not typeset: {errors}"
+
+
+def test_no_code_needs_a_horizontal_scroll_bar_at_1400_pixels(visits):
+    wide = {page: visit.scrolling_code for page, visit in visits.items() if visit.scrolling_code}
+    assert not wide, f"code blocks wider than the page (their longest line): {json.dumps(wide, indent=1)}"
 
 
 def test_no_raw_double_dollars_are_left_in_the_text(visits):
