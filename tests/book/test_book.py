@@ -261,6 +261,11 @@ def _visit(driver, site_url: str, page: str) -> PageVisit:
     driver.get(f"{site_url}/{page}.html")
     visit = PageVisit(page=page)
     visit.mathjax = driver.execute_async_script(_WAIT_FOR_MATHJAX)
+    if visit.mathjax == "absent" and driver.execute_script("return !!document.querySelector('span.math, div.math')"):
+        # On a loaded machine the browser has been seen to give up on MathJax's large script once;
+        # a page whose script never loads fails the same way on the second try.
+        driver.refresh()
+        visit.mathjax = driver.execute_async_script(_WAIT_FOR_MATHJAX)
     for name, value in driver.execute_script(_INSPECT_PAGE).items():
         setattr(visit, name, value)
     visit.console_errors = [entry["message"] for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
