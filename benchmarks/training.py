@@ -53,7 +53,8 @@ def main() -> None:
     task = numbers_task(seed=0, train_size=50_000)
     pairs = task.encode("train")
     batches = [
-        make_batch(pairs, indices) for indices in bucketed_batches(pairs.lengths(), arguments.max_tokens, seed=0)
+        make_batch(pairs, indices)
+        for indices in bucketed_batches(pairs.longer_side_lengths(), arguments.max_tokens, seed=0)
     ]
     vocab = max(len(task.source_tokenizer), len(task.target_tokenizer))
     config = ModelConfig(

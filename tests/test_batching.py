@@ -28,7 +28,7 @@ def test_a_batch_holds_source_with_eos_and_target_shifted_right():
 
 def test_lengths_count_the_longer_side_with_its_eos():
     pairs = EncodedPairs(sources=[[1, 2, 3], [1]], targets=[[1], [1, 2, 3, 4]])
-    assert pairs.lengths() == [4, 5]
+    assert pairs.longer_side_lengths() == [4, 5]
 
 
 def test_source_target_lengths_are_the_rows_of_the_two_tensors():
@@ -69,7 +69,7 @@ def test_bucketing_is_deterministic_from_seed_and_epoch():
 @pytest.mark.parametrize("sort_by", ["longer side (training)", "then source, then target (evaluation)"])
 def test_bucketing_leaves_less_padding_in_both_tensors_than_random_batches_of_the_same_size(sort_by):
     pairs = numbers_pairs()
-    lengths = pairs.lengths() if sort_by.startswith("longer") else pairs.source_target_lengths()
+    lengths = pairs.longer_side_lengths() if sort_by.startswith("longer") else pairs.source_target_lengths()
     bucketed = bucketed_batches(lengths, max_tokens=2048, seed=0)
     average_size = round(len(pairs) / len(bucketed))
     shuffled = random_batches(len(pairs), average_size, seed=0)
@@ -81,7 +81,7 @@ def test_bucketing_leaves_less_padding_in_both_tensors_than_random_batches_of_th
 
 def test_breaking_ties_by_source_then_target_length_leaves_less_padding_than_the_longer_side_alone():
     pairs = numbers_pairs()
-    longer_side = bucketed_batches(pairs.lengths(), max_tokens=1536, seed=0)
+    longer_side = bucketed_batches(pairs.longer_side_lengths(), max_tokens=1536, seed=0)
     both_sides = bucketed_batches(pairs.source_target_lengths(), max_tokens=1536, seed=0)
     assert padding_fractions(pairs, both_sides)["both"] < padding_fractions(pairs, longer_side)["both"] / 2
     assert len(both_sides) == len(longer_side)  # the budget, and so the number of steps, is the same

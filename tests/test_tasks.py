@@ -54,7 +54,7 @@ def test_encode_then_decode_gives_back_the_text():
 
 
 def test_decode_stops_at_eos_and_skips_pad_and_bos():
-    vocabulary = Vocabulary.from_texts(["一二三"], split="characters")
+    vocabulary = Vocabulary.from_texts(["一二三"], unit="characters")
     one, two = vocabulary.encode("一二")
     assert vocabulary.decode([vocabulary.bos_id, one, two, vocabulary.eos_id, one, vocabulary.pad_id]) == "一二"
 
@@ -66,12 +66,12 @@ def test_unknown_tokens_become_unk():
 def test_a_vocabulary_survives_its_dictionary():
     vocabulary = Vocabulary.from_texts(["c b-a"])
     rebuilt = tokenizer_from_dict(vocabulary.to_dict())
-    assert rebuilt.tokens == vocabulary.tokens and rebuilt.split == vocabulary.split
+    assert rebuilt.tokens == vocabulary.tokens and rebuilt.unit == vocabulary.unit
 
 
-def test_bad_split_name_is_rejected():
-    with pytest.raises(ValueError, match="split"):
-        Vocabulary(["a"], split="bytes")
+def test_an_unknown_unit_is_rejected():
+    with pytest.raises(ValueError, match="unit must be one of"):
+        Vocabulary(["a"], unit="bytes")
 
 
 def test_bpe_tokenizer_round_trips_sentences_and_has_the_special_tokens(fixtures):

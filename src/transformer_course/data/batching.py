@@ -16,15 +16,14 @@ what lets an interrupted run resume at the same batch.
 
 The source and the target are two tensors, each padded to its own longest sequence, so each has
 its own padding (:func:`padding_fractions` counts both). Training sorts by each pair's longer side
-(:meth:`EncodedPairs.lengths`), which sets the budget; pairs of the same longer side stay in
-shuffled order, so a batch mixes source and target lengths, and some padding is left. Sorting by
-the longer side, then the source length, then the target length
-(:meth:`EncodedPairs.source_target_lengths`) removes most of that padding: on the numbers task's
-200,000 pairs with a 1,536-token budget, from 3.8 % to 0.3 % of the two tensors together, with the
-same number of batches. But then every batch holds pairs of one shape, and in three training runs
-of the numbers task the model learned more slowly per step that way (``benchmarks/README.md``),
-which cost far more than the padding saved. So the training loop sorts by the longer side, and
-only evaluation, where batches teach nothing, sorts by both.
+(:meth:`EncodedPairs.longer_side_lengths`), which sets the budget; pairs of the same longer side
+stay in shuffled order, so a batch mixes source and target lengths, and some padding is left.
+Sorting by the longer side, then the source length, then the target length
+(:meth:`EncodedPairs.source_target_lengths`) removes most of that padding with the same number of
+batches, but then every batch holds pairs of a single shape, and the model learns more slowly per
+step from such uniform batches, which costs more than the padding saves (``benchmarks/README.md``
+has the runs). So the training loop sorts by the longer side, and only evaluation, where batches
+teach nothing, sorts by both.
 
 Tensors of a :class:`Batch`::
 
@@ -55,7 +54,7 @@ class EncodedPairs:
     def __len__(self) -> int:
         return len(self.sources)
 
-    def lengths(self) -> list[int]:
+    def longer_side_lengths(self) -> list[int]:
         """Each pair's length in a batch: the longer of source + ``<eos>`` and target + ``<eos>``."""
         return [max(len(source), len(target)) + 1 for source, target in zip(self.sources, self.targets)]
 
@@ -115,7 +114,7 @@ def bucketed_batches(
     Args:
         lengths: each example's ``(source, target)`` lengths in a batch (see
             :meth:`EncodedPairs.source_target_lengths`), or its padded length alone (see
-            :meth:`EncodedPairs.lengths`). A pool is sorted by the longer side, then by the source
+            :meth:`EncodedPairs.longer_side_lengths`). A pool is sorted by the longer side, then by the source
             and target lengths.
         max_tokens: token budget: ``len(batch) × longest sequence in batch ≤ max_tokens`` (a
             single example longer than the budget gets a batch of its own).

@@ -100,7 +100,7 @@ def numbers_task(
     }
     english = Vocabulary.from_texts(numbers.ONES + numbers.TENS[2:] + ["hundred", "thousand", "million", "and", "-"])
     chinese = Vocabulary.from_texts(
-        [numbers.CHINESE_DIGITS + "".join(numbers.CHINESE_UNITS) + numbers.WAN], split="characters"
+        [numbers.CHINESE_DIGITS + "".join(numbers.CHINESE_UNITS) + numbers.WAN], unit="characters"
     )
     arguments = {"seed": seed, "train_size": train_size, "validation_size": validation_size, "test_size": test_size}
     return TranslationTask("numbers", splits, english, chinese, "exact_match", arguments)
@@ -180,7 +180,8 @@ def task_from_dict(description: dict) -> TranslationTask:
 def tokenizer_from_dict(description: dict) -> Tokenizer:
     """Rebuild a :class:`Vocabulary` or :class:`SubwordTokenizer` from its ``to_dict()``."""
     if description.get("kind") == "vocabulary":
-        return Vocabulary(description["tokens"], description["split"])
+        unit = description.get("unit", description.get("split"))  # "split" in checkpoints of earlier versions
+        return Vocabulary(description["tokens"], unit)
     if description.get("kind") == "subword":
         from tokenizers import Tokenizer as HuggingFaceTokenizer
 

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 
 from ..special_tokens import BOS_ID, EOS_ID, PAD_ID, SPECIAL_TOKENS, UNK_ID
 
-SPLITS = {
+UNITS = {
     "words": lambda text: re.findall(r"[^\s-]+|-", text),  # whitespace-separated words; "-" alone
     "characters": lambda text: [character for character in text if not character.isspace()],
 }
@@ -26,7 +26,8 @@ class Vocabulary:
 
     Args:
         tokens: the ordinary tokens (the four special tokens are put in front).
-        split: ``"words"`` (split on whitespace, hyphens as tokens) or ``"characters"``.
+        unit: what a text is cut into: ``"words"`` (split on whitespace, hyphens as tokens) or
+            ``"characters"``.
 
     Attributes:
         pad_id, bos_id, eos_id, unk_id: the special ids, 0 … 3.
@@ -34,26 +35,24 @@ class Vocabulary:
 
     pad_id, bos_id, eos_id, unk_id = PAD_ID, BOS_ID, EOS_ID, UNK_ID
 
-    def __init__(self, tokens: Iterable[str], split: str = "words"):
-        if split not in SPLITS:
-            raise ValueError(f"split must be one of {sorted(SPLITS)}, got {split!r}")
-        self.split = split
+    def __init__(self, tokens: Iterable[str], unit: str = "words"):
+        _check_unit(unit)
+        self.unit = unit
         self.tokens = list(SPECIAL_TOKENS) + [token for token in dict.fromkeys(tokens) if token not in SPECIAL_TOKENS]
         self.ids = {token: index for index, token in enumerate(self.tokens)}
 
     @classmethod
-    def from_texts(cls, texts: Iterable[str], split: str = "words") -> Vocabulary:
+    def from_texts(cls, texts: Iterable[str], unit: str = "words") -> Vocabulary:
         """Every token of ``texts``, in sorted order (so the ids do not depend on the text order)."""
-        if split not in SPLITS:
-            raise ValueError(f"split must be one of {sorted(SPLITS)}, got {split!r}")
-        return cls(sorted({token for text in texts for token in SPLITS[split](text)}), split)
+        _check_unit(unit)
+        return cls(sorted({token for text in texts for token in UNITS[unit](text)}), unit)
 
     def __len__(self) -> int:
         return len(self.tokens)
 
     def tokenize(self, text: str) -> list[str]:
         """ "ninety-nine" → ``["ninety", "-", "nine"]`` (words) or 九十九 → ``["九", "十", "九"]``."""
-        return SPLITS[self.split](text)
+        return UNITS[self.unit](text)
 
     def encode(self, text: str) -> list[int]:
         """Text → ids, without ``<bos>``/``<eos>`` (the batching adds them)."""
@@ -74,13 +73,18 @@ class Vocabulary:
                 break
             if index not in (PAD_ID, BOS_ID):
                 tokens.append(self.tokens[index] if 0 <= index < len(self.tokens) else SPECIAL_TOKENS[UNK_ID])
-        if self.split == "characters":
+        if self.unit == "characters":
             return "".join(tokens)
         return " ".join(tokens).replace(" - ", "-")
 
     def to_dict(self) -> dict:
         """A JSON-friendly description, stored in checkpoints (see :func:`tokenizer_from_dict`)."""
-        return {"kind": "vocabulary", "split": self.split, "tokens": self.tokens[len(SPECIAL_TOKENS) :]}
+        return {"kind": "vocabulary", "unit": self.unit, "tokens": self.tokens[len(SPECIAL_TOKENS) :]}
 
     def __repr__(self) -> str:
-        return f"Vocabulary({len(self)} tokens, split={self.split!r})"
+        return f"Vocabulary({len(self)} tokens, unit={self.unit!r})"
+
+
+def _check_unit(unit: str) -> None:
+    if unit not in UNITS:
+        raise ValueError(f"unit must be one of {sorted(UNITS)}, got {unit!r}")

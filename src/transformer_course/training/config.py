@@ -46,10 +46,10 @@ class ModelConfig:
 class TrainingConfig:
     """How to train: budget, batches, optimiser, regularisation, bookkeeping.
 
-    The defaults train the numbers task to ≥ 99% exact match within 10 minutes on a laptop CPU:
-    batches of about 150 sentences (1536 tokens), and a peak learning rate of
-    ``0.5 · (128 · 400)^-0.5 ≈ 0.0022`` for the 128-wide model. Larger batches or twice the rate
-    learned more slowly per minute, and a Post-LN model at ``scale = 2`` did not learn at all.
+    The defaults are the numbers task's recipe for a CPU: small batches of about 150 sentences
+    (1536 tokens) and a peak learning rate of ``0.5 · (128 · 400)^-0.5 ≈ 0.0022`` for the 128-wide
+    model, because on a CPU many small updates teach more per minute than a few large ones, and a
+    Post-LN model diverges at a much higher rate (``benchmarks/README.md`` has the runs).
 
     Attributes:
         minutes: stop after this much wall-clock time (validation and checkpoints included).
@@ -123,8 +123,8 @@ class Recipe:
     task: dict = field(default_factory=dict)
 
 
-# Each task's recipe; where a task trains differently on a CPU, its CPU recipe is in CPU_RECIPES.
-# Measured runs of both are in benchmarks/README.md; the multi30k GPU recipe has not been run yet.
+# Each task's recipe; where a task trains differently on a CPU, its CPU recipe is in CPU_RECIPES
+# (benchmarks/README.md has their runs).
 RECIPES: dict[str, Recipe] = {
     "numbers": Recipe(ModelConfig()),
     "copy": Recipe(

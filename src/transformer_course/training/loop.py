@@ -140,7 +140,7 @@ class _Run:
         # up first. bfloat16 and float32 have float32's range and need no scaler.
         self.scaler = torch.amp.GradScaler(device.type, enabled=self.precision == torch.float16)
         self.train_pairs = task.encode("train")
-        self.train_lengths = self.train_pairs.lengths()  # the longer side only: see data.batching
+        self.train_lengths = self.train_pairs.longer_side_lengths()  # the longer side only: see data.batching
         self.validation_pairs = task.encode("validation")
         self.step, self.epoch, self.batch_in_epoch, self.seconds_before = 0, 0, 0, 0.0
         self.history: dict = {"train": [], "validation": []}

@@ -93,7 +93,7 @@ def _epochs(task, state: dict) -> float:
     """Epochs done, with the fraction of the current one."""
     progress, training = state["progress"], state["training_config"]
     batches = bucketed_batches(
-        task.encode("train").lengths(), training["max_tokens"], training["seed"], progress["epoch"]
+        task.encode("train").longer_side_lengths(), training["max_tokens"], training["seed"], progress["epoch"]
     )
     per_process = max(1, len(batches) // state.get("provenance", {}).get("processes", 1))
     return progress["epoch"] + progress["batch_in_epoch"] / per_process
