@@ -7,7 +7,7 @@
 ``vocabulary``      word- and character-level vocabularies with the special tokens
 ``subword``         a BPE tokenizer trained with Hugging Face ``tokenizers``
 ``batching``        padding, the token budget and bucketing by length
-``tasks``           :class:`TranslationTask`: splits + tokenizers, built by name
+``tasks``           :class:`TranslationTask`: splits + tokenizers; :data:`TASKS`, every task by name
 ==================  ==============================================================
 """
 
@@ -30,12 +30,15 @@ from .numbers import (
 from .subword import SubwordTokenizer, train_subword_tokenizer
 from .tasks import (
     TASKS,
+    TaskDefinition,
+    TaskOption,
     TranslationTask,
     copy_task,
     load_task,
     multi30k_task,
     numbers_task,
     reverse_task,
+    task_definition,
     task_from_dict,
     tokenizer_from_dict,
 )
@@ -51,6 +54,8 @@ __all__ = [
     "SubwordTokenizer",
     "train_subword_tokenizer",
     "TASKS",
+    "TaskDefinition",
+    "TaskOption",
     "TranslationTask",
     "UNK_ID",
     "Vocabulary",
@@ -72,6 +77,7 @@ __all__ = [
     "read_parallel_files",
     "reverse_task",
     "split_pairs",
+    "task_definition",
     "task_from_dict",
     "tokenizer_from_dict",
 ]

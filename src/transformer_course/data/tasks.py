@@ -15,7 +15,7 @@ model can be evaluated, or its training resumed, on the same splits and the same
 from __future__ import annotations
 
 import inspect
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -47,7 +47,7 @@ class TranslationTask:
     """Sentence pairs per split, with the tokenizers of the source and target side.
 
     Attributes:
-        name: ``"numbers"``, ``"copy"``, ``"reverse"`` or ``"multi30k"``.
+        name: its name in :data:`TASKS`.
         splits: ``{"train": [(source, target), ...], "validation": [...], "test": [...]}``.
         source_tokenizer, target_tokenizer: text ↔ ids (possibly the same object).
         metric: the headline score: ``"exact_match"`` or ``"bleu"``.
@@ -148,14 +148,71 @@ def multi30k_task(
     return TranslationTask("multi30k", splits, tokenizer, tokenizer, "bleu", arguments)
 
 
-TASKS = {"numbers": numbers_task, "copy": copy_task, "reverse": reverse_task, "multi30k": multi30k_task}
+@dataclass(frozen=True)
+class TaskOption:
+    """An argument of a task's builder that ``transformer-course train`` offers as an option.
+
+    Attributes:
+        flag: the option, e.g. ``"--vocab-size"``.
+        argument: the builder's keyword argument it sets, e.g. ``"vocab_size"``.
+        type: what the option's text is turned into.
+        help: what it means, for ``--help``.
+    """
+
+    flag: str
+    argument: str
+    type: Callable[[str], object] = str
+    help: str = ""
+
+
+@dataclass(frozen=True)
+class TaskDefinition:
+    """A task that can be built by name.
+
+    Attributes:
+        build: builds the task from keyword arguments (the ones it keeps in ``task.arguments``).
+        options: the builder's arguments that the ``train`` command offers.
+        takes_tokenizer: ``build`` trains its tokenizer, and takes an already trained one as
+            ``tokenizer=`` instead, so that a task rebuilt from a checkpoint keeps the token ids its
+            model was trained with.
+    """
+
+    build: Callable[..., TranslationTask]
+    options: tuple[TaskOption, ...] = ()
+    takes_tokenizer: bool = False
+
+
+# Every task by name. A task's training recipe is in transformer_course.training.RECIPES, under the same name.
+TASKS: dict[str, TaskDefinition] = {
+    "numbers": TaskDefinition(numbers_task),
+    "copy": TaskDefinition(copy_task),
+    "reverse": TaskDefinition(reverse_task),
+    "multi30k": TaskDefinition(
+        multi30k_task,
+        options=(
+            TaskOption(
+                "--data", "path", str,
+                "a directory of the dataset's own files (train.de.gz + train.en.gz, val.*, test_2016_flickr.*, "
+                "gzipped or not) or of train/validation/test .jsonl or .tsv files, or one such file (default: download "
+                "the Hugging Face copy)",
+            ),
+            TaskOption("--vocab-size", "vocab_size", int, "size of the shared BPE vocabulary (default: the recipe's)"),
+        ),
+        takes_tokenizer=True,
+    ),
+}  # fmt: skip
+
+
+def task_definition(name: str) -> TaskDefinition:
+    """The definition of the task ``name`` (a key of :data:`TASKS`)."""
+    if name not in TASKS:
+        raise ValueError(f"unknown task {name!r}; choose one of {sorted(TASKS)}")
+    return TASKS[name]
 
 
 def load_task(name: str, **arguments) -> TranslationTask:
-    """Build the task ``name`` (one of :data:`TASKS`) with the keyword ``arguments`` of its function."""
-    if name not in TASKS:
-        raise ValueError(f"unknown task {name!r}; choose one of {sorted(TASKS)}")
-    return TASKS[name](**arguments)
+    """Build the task ``name`` (one of :data:`TASKS`) with the keyword ``arguments`` of its builder."""
+    return task_definition(name).build(**arguments)
 
 
 def task_from_dict(description: dict) -> TranslationTask:
@@ -170,7 +227,7 @@ def task_from_dict(description: dict) -> TranslationTask:
     source = tokenizer_from_dict(tokenizers["source"])
     target = source if tokenizers["target"] == tokenizers["source"] else tokenizer_from_dict(tokenizers["target"])
     arguments = dict(description["arguments"])
-    if description["name"] == "multi30k":
+    if task_definition(description["name"]).takes_tokenizer:
         arguments["tokenizer"] = source  # the shared vocabulary, instead of training a new one
     task = load_task(description["name"], **arguments)
     task.source_tokenizer, task.target_tokenizer = source, target

@@ -13,7 +13,10 @@ training loop with checkpoints, resumption, mixed precision and several processe
 ``label_smoothing``    the loss, ε_ls = 0.1 (§5.4)
 ``schedule``           Adam (β₁ = 0.9, β₂ = 0.98, ε = 10⁻⁹) and the warmup schedule (§5.3)
 ``config``             :class:`ModelConfig`, :class:`TrainingConfig`, each task's :class:`Recipe` (``recipe_for``)
-``loop``               :func:`train`: the loop, checkpoints, resume, NaN guards, DDP
+``loop``               :func:`train` and its :class:`Trainer`: the loop, the step, mixed precision, DDP
+``callbacks``          around the steps: the learning curves, validation and checkpoints
+``run_state``          what a run is, how its checkpoint keeps it and how it is resumed
+``non_finite``         stopping a run that diverges (NaN or infinite loss, gradient, weights)
 ``checkpoint``         atomic checkpoint files
 ``distributed``        joining the ``torchrun`` process group
 ``evaluation``         :func:`evaluate`: decode a split and score it
@@ -26,8 +29,10 @@ from .checkpoint import load_checkpoint, load_trained_model, save_checkpoint
 from .config import CPU_RECIPES, RECIPES, ModelConfig, Recipe, TrainingConfig, recipe_for
 from .evaluation import evaluate, teacher_forced_loss
 from .label_smoothing import LabelSmoothingLoss
-from .loop import NonFiniteGradientError, NonFiniteLossError, TrainingResult, train
+from .loop import Trainer, TrainingResult, train
+from .non_finite import NonFiniteGradientError, NonFiniteLossError
 from .plots import plot_training_curves
+from .run_state import RunState, SavedRun
 from .schedule import transformer_learning_rate, transformer_optimizer, warmup_scheduler
 
 __all__ = [
@@ -38,6 +43,9 @@ __all__ = [
     "Recipe",
     "NonFiniteGradientError",
     "NonFiniteLossError",
+    "RunState",
+    "SavedRun",
+    "Trainer",
     "TrainingConfig",
     "TrainingResult",
     "evaluate",

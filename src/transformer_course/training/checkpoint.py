@@ -22,10 +22,15 @@ from .config import ModelConfig
 CHECKPOINT_NAME = "checkpoint.pt"
 
 
+def run_checkpoint(out_dir: str | Path) -> Path:
+    """The checkpoint that a run writes into its directory ``out_dir``."""
+    return Path(out_dir) / CHECKPOINT_NAME
+
+
 def checkpoint_path(location: str | Path) -> Path:
     """A checkpoint named on the command line: the file itself, or the one a run's directory holds."""
     location = Path(location)
-    return location / CHECKPOINT_NAME if location.is_dir() else location
+    return run_checkpoint(location) if location.is_dir() else location
 
 
 def save_checkpoint(state: dict[str, Any], path: str | Path) -> Path:

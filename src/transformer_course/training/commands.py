@@ -12,30 +12,38 @@ messages go to standard error).
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import os
+import re
 import shlex
 import sys
 import time
+import types
+import typing
 from dataclasses import fields
 from pathlib import Path
 
 import torch
 
-from ..data import TASKS, TranslationTask, load_task, task_from_dict
+from ..data import TASKS, TranslationTask, load_task
 from ..device import default_device
-from .checkpoint import CHECKPOINT_NAME, checkpoint_path, load_checkpoint, load_trained_model
+from ..model import Transformer
+from .checkpoint import checkpoint_path, load_trained_model
 from .config import ModelConfig, TrainingConfig, recipe_for
 from .evaluation import evaluate
-from .loop import NonFiniteLossError, train
+from .loop import train
+from .non_finite import NonFiniteLossError
+from .run_state import SavedRun
 
-MODEL_OPTIONS = {
-    "d_model": int, "num_heads": int, "num_layers": int, "d_ff": int, "dropout": float, "positional": str,
-}  # fmt: skip
-TRAINING_OPTIONS = {
-    "max_tokens": int, "warmup_steps": int, "learning_rate_scale": float, "label_smoothing": float,
-    "clip_norm": float, "validate_every": int, "validation_examples": int, "log_every": int,
-}  # fmt: skip
+# Each field of ModelConfig and TrainingConfig is an option (``d_model`` → ``--d-model``), described
+# where the field is: ModelConfig's fields are Transformer's arguments. Only ``out_dir`` is
+# ``--out``, and means a little more on the command line.
+OPTION_NAMES = {"out_dir": "out"}
+COMMAND_LINE_HELP = {
+    "out_dir": "directory for checkpoint.pt, history.json, curves.png (default: runs/TASK)",
+    "seed": "seeds the data, the initialisation, dropout and the batch order (default 0)",
+}
 
 
 def register(subcommands: argparse._SubParsersAction) -> None:
@@ -52,46 +60,92 @@ def _register_train(subcommands: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--task", choices=sorted(TASKS), default=None, help="the data (default: numbers, or the resumed run's)"
     )
-    parser.add_argument(
-        "--data",
-        default=None,
-        help="multi30k: a directory of the dataset's own files (train.de.gz + train.en.gz, val.*, "
-        "test_2016_flickr.*, gzipped or not) or of train/validation/test .jsonl or .tsv files, or one such file "
-        "(default: download the Hugging Face copy)",
-    )
-    parser.add_argument(
-        "--vocab-size",
-        type=int,
-        default=None,
-        help="multi30k: size of the shared BPE vocabulary (default: the recipe's)",
-    )
-    parser.add_argument("--minutes", type=float, default=None, help="wall-clock budget (total, across resumptions)")
-    parser.add_argument("--max-steps", type=int, default=None, help="step budget (total, across resumptions)")
-    parser.add_argument(
-        "--out", default=None, help="directory for checkpoint.pt, history.json, curves.png (default: runs/TASK)"
-    )
     parser.add_argument("--resume", action="store_true", help="continue the run in --out from its checkpoint")
-    parser.add_argument(
-        "--seed", type=int, default=None, help="seeds the data, the initialisation and dropout (default 0)"
-    )
-    parser.add_argument("--device", default=None, help="auto (default), cpu, cuda, cuda:1 …")
     parser.add_argument(
         "--threads", type=int, default=None, help="CPU threads for PyTorch (1 is fastest on a busy machine)"
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    _add_task_options(parser.add_argument_group("the task's data (a new run only)"))
     model = parser.add_argument_group("model size (default: the task's recipe)")
-    for name, kind in MODEL_OPTIONS.items():
-        model.add_argument(f"--{name.replace('_', '-')}", type=kind, default=None)
-    model.add_argument(
-        "--norm-first",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="Pre-LN instead of the paper's Post-LN",
-    )
-    recipe = parser.add_argument_group("training recipe (default: the task's recipe)")
-    for name, kind in TRAINING_OPTIONS.items():
-        recipe.add_argument(f"--{name.replace('_', '-')}", type=kind, default=None)
+    _add_config_options(model, ModelConfig, _documented(Transformer, "Args"))
+    recipe = parser.add_argument_group("training recipe and budget (default: the task's recipe)")
+    _add_config_options(recipe, TrainingConfig, {**_documented(TrainingConfig, "Attributes"), **COMMAND_LINE_HELP})
     parser.set_defaults(run=run_train)
+
+
+def _add_config_options(group, config_class: type, descriptions: dict[str, str]) -> None:
+    """An option per field of ``config_class``, of the field's type (``bool``: ``--x``/``--no-x``)."""
+    types_of = typing.get_type_hints(config_class)
+    for field in fields(config_class):
+        flag = "--" + OPTION_NAMES.get(field.name, field.name).replace("_", "-")
+        kind = _option_type(types_of[field.name])
+        help_text = descriptions.get(field.name, "").replace("%", "%%")
+        if kind is bool:
+            group.add_argument(
+                flag, dest=field.name, action=argparse.BooleanOptionalAction, default=None, help=help_text
+            )
+        else:
+            group.add_argument(flag, dest=field.name, type=kind, default=None, help=help_text)
+
+
+def _option_type(annotation) -> type:
+    """``int`` for ``int`` and for ``int | None``."""
+    if isinstance(annotation, types.UnionType) or typing.get_origin(annotation) is typing.Union:
+        (annotation,) = [member for member in typing.get_args(annotation) if member is not type(None)]
+    return annotation
+
+
+def _documented(owner, section: str) -> dict[str, str]:
+    """Each name's description in the ``section`` (``"Args"``, ``"Attributes"``) of ``owner``'s
+    docstring, in one line, without reStructuredText markup; ``a, b: …`` describes both."""
+    lines = inspect.getdoc(owner).split(f"{section}:\n", 1)[1].splitlines()
+    descriptions: dict[str, list[str]] = {}
+    names: list[str] = []
+    for line in lines:
+        entry = re.match(r"    (\w+(?:, \w+)*): (.*)", line)
+        if entry:
+            names = entry[1].split(", ")
+            for name in names:
+                descriptions[name] = [entry[2]]
+        elif line.startswith("        ") and names:
+            for name in names:
+                descriptions[name].append(line.strip())
+        elif line.strip():
+            break  # the next section
+    plain = {name: " ".join(text) for name, text in descriptions.items()}
+    markup = r":\w+:`(~?)\.?([^`]+)`|``([^`]+)``"  # :func:`~a.b` → b, :mod:`.schedule` → schedule, ``x`` → x
+    return {name: re.sub(markup, _plain_reference, text) for name, text in plain.items()}
+
+
+def _plain_reference(match: re.Match) -> str:
+    if match[3] is not None:
+        return match[3]
+    return match[2].rpartition(".")[2] if match[1] else match[2]
+
+
+def _add_task_options(group) -> None:
+    """The command-line options of every task in :data:`TASKS`, each once."""
+    tasks_of: dict[str, list[str]] = {}
+    for name, definition in TASKS.items():
+        for option in definition.options:
+            tasks_of.setdefault(option.flag, []).append(name)
+    added = set()
+    for definition in TASKS.values():
+        for option in definition.options:
+            if option.flag not in added:
+                help_text = f"{', '.join(tasks_of[option.flag])}: {option.help}".replace("%", "%%")
+                group.add_argument(
+                    option.flag,
+                    dest=_task_dest(option),
+                    metavar=option.argument.upper(),
+                    type=option.type,
+                    help=help_text,
+                )
+                added.add(option.flag)
+
+
+def _task_dest(option) -> str:
+    return f"task_{option.argument}"
 
 
 def _register_evaluate(subcommands: argparse._SubParsersAction) -> None:
@@ -140,7 +194,7 @@ def _set_threads(arguments: argparse.Namespace) -> None:
 
 def run_train(arguments: argparse.Namespace) -> int:
     _set_threads(arguments)
-    task_name, model_config, training_config, task = _resolve_settings(arguments)
+    saved, task, model_config, training_config = _resolve_settings(arguments)
     started = time.monotonic()
     try:
         command = shlex.join(arguments.command_line)
@@ -148,71 +202,80 @@ def run_train(arguments: argparse.Namespace) -> int:
             task,
             training_config,
             model_config,
-            resume=arguments.resume,
+            resume=saved or arguments.resume,
             progress=not arguments.no_progress,
             command=command,
         )
     except NonFiniteLossError as error:
         print(f"error: {error}", file=sys.stderr)
-        _print_json({"task": task_name, "error": str(error)})
+        _print_json({"task": task.name, "error": str(error)})
         return 1
     if int(os.environ.get("RANK", "0")) == 0:
-        last_validation = result.history["validation"][-1] if result.history["validation"] else {}
-        _print_json(
-            {
-                "task": task_name,
-                "steps": result.steps,
-                "minutes": round(result.seconds / 60, 2),
-                "minutes_this_run": round((time.monotonic() - started) / 60, 2),
-                "stopped_because": result.stopped_because,
-                "parameters": sum(parameter.numel() for parameter in result.model.parameters()),
-                "train_loss": result.history["train"][-1]["train_loss"] if result.history["train"] else None,
-                **{key: value for key, value in last_validation.items() if key != "step"},
-                "checkpoint": None if result.checkpoint is None else str(result.checkpoint),
-            }
-        )
+        _print_json(_results(task.name, result, time.monotonic() - started))
     return 0
 
 
-def _resolve_settings(arguments: argparse.Namespace) -> tuple[str, ModelConfig, TrainingConfig, TranslationTask]:
+def _results(task_name: str, result, seconds_this_run: float) -> dict:
+    last_validation = result.history["validation"][-1] if result.history["validation"] else {}
+    return {
+        "task": task_name,
+        "steps": result.steps,
+        "minutes": round(result.seconds / 60, 2),
+        "minutes_this_run": round(seconds_this_run / 60, 2),
+        "stopped_because": result.stopped_because,
+        "parameters": sum(parameter.numel() for parameter in result.model.parameters()),
+        "train_loss": result.history["train"][-1]["train_loss"] if result.history["train"] else None,
+        **{key: value for key, value in last_validation.items() if key != "step"},
+        "checkpoint": None if result.checkpoint is None else str(result.checkpoint),
+    }
+
+
+def _resolve_settings(
+    arguments: argparse.Namespace,
+) -> tuple[SavedRun | None, TranslationTask, ModelConfig, TrainingConfig]:
     """Options given on the command line, else the resumed checkpoint's, else the task's recipe.
 
-    A resumed run gets the checkpoint's task back with its tokenizers (:func:`task_from_dict`):
-    retraining a BPE vocabulary could change the token ids under the trained model.
+    The checkpoint of a resumed run is read here, once, and handed to :func:`train`; its task comes
+    back with its tokenizers (:meth:`SavedRun.task`).
     """
-    saved: dict = {}
-    out_dir = Path(arguments.out) if arguments.out else Path("runs") / (arguments.task or "numbers")
-    if arguments.resume and (out_dir / CHECKPOINT_NAME).exists():
-        saved = load_checkpoint(out_dir / CHECKPOINT_NAME)
-    task_name = arguments.task or (saved["task"]["name"] if saved else "numbers")
-    if saved and task_name != saved["task"]["name"]:
-        raise SystemExit(f"error: {out_dir} holds a {saved['task']['name']} run, not {task_name}")
-    device = arguments.device or (saved["training_config"]["device"] if saved else "auto")
+    out_dir = Path(arguments.out_dir) if arguments.out_dir else Path("runs") / (arguments.task or "numbers")
+    saved = SavedRun.read(out_dir) if arguments.resume else None
+    task_name = arguments.task or (saved.task_name if saved else "numbers")
+    if saved and task_name != saved.task_name:
+        raise SystemExit(f"error: {out_dir} holds a {saved.task_name} run, not {task_name}")
+    device = arguments.device or (saved.training_config.device if saved else "auto")
     recipe = recipe_for(task_name, (torch.device(device) if device != "auto" else default_device()).type)
 
-    model_values = saved["model_config"] if saved else recipe.model.to_dict()
-    model_values = {**model_values, **_given(arguments, list(MODEL_OPTIONS) + ["norm_first"])}
-
+    model_values = saved.model_config.to_dict() if saved else recipe.model.to_dict()
+    model_values.update(_given(arguments, [field.name for field in fields(ModelConfig)]))
     defaults = {field.name: field.default for field in fields(TrainingConfig)}
-    training_values = saved["training_config"] if saved else {**defaults, **recipe.training}
-    given = _given(arguments, list(TRAINING_OPTIONS) + ["minutes", "max_steps", "seed", "device"])
+    training_values = saved.training_config.to_dict() if saved else {**defaults, **recipe.training}
+    given = _given(arguments, [field.name for field in fields(TrainingConfig)])
     if "minutes" in given or "max_steps" in given:  # a new budget replaces the old one entirely
         training_values.update(minutes=None, max_steps=None)
-    training_values.update(given)
-    training_values["out_dir"] = str(out_dir)
+    training_values.update(given, out_dir=str(out_dir))
     try:
         model_config, training_config = ModelConfig.from_dict(model_values), TrainingConfig.from_dict(training_values)
     except ValueError as error:
         raise SystemExit(f"error: {error}") from None
-
+    task_arguments = _task_arguments(arguments, task_name, resumed=saved is not None)
     if saved:
-        task = task_from_dict(saved["task"])
-    elif task_name == "multi30k":
-        vocab_size = arguments.vocab_size or recipe.task["vocab_size"]
-        task = load_task(task_name, path=arguments.data, vocab_size=vocab_size, seed=training_values["seed"])
-    else:
-        task = load_task(task_name, seed=training_values["seed"])
-    return task_name, model_config, training_config, task
+        return saved, saved.task(), model_config, training_config
+    task = load_task(task_name, **{"seed": training_config.seed, **recipe.task, **task_arguments})
+    return saved, task, model_config, training_config
+
+
+def _task_arguments(arguments: argparse.Namespace, task_name: str, resumed: bool) -> dict:
+    """The builder arguments of ``task_name`` given as options; any other task's option is refused."""
+    options = {option.flag: option for definition in TASKS.values() for option in definition.options}
+    given = {flag: option for flag, option in options.items() if getattr(arguments, _task_dest(option)) is not None}
+    own = {option.flag for option in TASKS[task_name].options}
+    for flag in given:
+        if resumed:
+            raise SystemExit(f"error: a resumed run keeps its checkpoint's task: {flag} cannot change it")
+        if flag not in own:
+            raise SystemExit(f"error: {flag} is not an option of the {task_name} task")
+    return {option.argument: getattr(arguments, _task_dest(option)) for option in given.values()}
 
 
 def _given(arguments: argparse.Namespace, names: list[str]) -> dict:

@@ -52,12 +52,14 @@ class TrainingConfig:
     Post-LN model diverges at a much higher rate (``benchmarks/README.md`` has the runs).
 
     Attributes:
-        minutes: stop after this much wall-clock time (validation and checkpoints included).
-        max_steps: stop after this many optimiser updates. At least one budget must be given;
-            with both, whichever comes first.
+        minutes: stop after this much wall-clock time in all, across resumptions (validation and
+            checkpoints included).
+        max_steps: stop after this many optimiser updates in all, across resumptions. At least one
+            budget must be given; with both, whichever comes first.
         max_tokens: token budget of a batch (``sentences × longest sequence``; see
             :func:`~transformer_course.data.bucketed_batches`), per process.
-        warmup_steps, learning_rate_scale: the schedule of Eq. 3 (see :mod:`.schedule`).
+        warmup_steps: steps over which the learning rate rises to its peak (Eq. 3, :mod:`.schedule`).
+        learning_rate_scale: a factor on the whole schedule of Eq. 3.
         label_smoothing: ε_ls (paper: 0.1).
         clip_norm: clip the gradient's global norm to this (``None``: no clipping).
         validate_every: steps between validations; a checkpoint is written after each one.

@@ -1,0 +1,204 @@
+"""What a training run is, and how its checkpoint keeps it.
+
+A run is its settings (the task with its tokenizers, the model's size, the training recipe), how
+far it has come (step, epoch, batch within the epoch, wall-clock seconds), its learning curves and
+its provenance (the command lines that ran it, the machine, the date). Its checkpoint holds all of
+that and the tensors that continue it: the model's and the optimiser's, the schedule's and the
+gradient scaler's state, and every process's random-number generator (dropout masks depend on them).
+
+    saved = SavedRun.read("runs/numbers")                    # the checkpoint, read once (None if absent)
+    state = RunState.resume(saved, task, config, model_config)   # refuses another task or model size
+    state = RunState(task, config, model_config)                 # or a new run
+
+``train(resume=True)`` and ``transformer-course train --resume`` both continue a run this way: the
+task and the model's size must be the checkpoint's, and the training settings are the ones given
+(the command fills in those not given from the checkpoint, see :mod:`.commands`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch.distributed as dist
+
+from ..data import TranslationTask, task_from_dict
+from ..device import describe_machine
+from .checkpoint import load_checkpoint, run_checkpoint
+from .config import ModelConfig, TrainingConfig
+from .distributed import ProcessGroup
+
+
+@dataclass
+class SavedRun:
+    """A run's checkpoint, read back (once) to be continued.
+
+    Attributes:
+        path: the checkpoint file.
+        checkpoint: what :meth:`RunState.checkpoint` wrote.
+    """
+
+    path: Path
+    checkpoint: dict[str, Any] = field(repr=False)
+
+    @classmethod
+    def read(cls, out_dir: str | Path) -> SavedRun | None:
+        """The checkpoint a run keeps in ``out_dir``, or ``None`` if it has none yet."""
+        path = run_checkpoint(out_dir)
+        return cls(path, load_checkpoint(path)) if path.is_file() else None
+
+    @property
+    def task_name(self) -> str:
+        return self.checkpoint["task"]["name"]
+
+    @property
+    def model_config(self) -> ModelConfig:
+        return ModelConfig.from_dict(self.checkpoint["model_config"])
+
+    @property
+    def training_config(self) -> TrainingConfig:
+        return TrainingConfig.from_dict(self.checkpoint["training_config"])
+
+    def task(self) -> TranslationTask:
+        """The run's task, with the tokenizers it was trained with (retraining a BPE vocabulary could
+        change the token ids under the trained model)."""
+        return task_from_dict(self.checkpoint["task"])
+
+
+@dataclass
+class RunState:
+    """One training run: settings, progress, curves and provenance.
+
+    Attributes:
+        task, training_config, model_config: what is trained, how, and how large.
+        step: optimiser updates done (across resumptions).
+        epoch, batch_in_epoch: where in the batches of :func:`~transformer_course.data.bucketed_batches` the
+            next step starts.
+        seconds: wall-clock seconds of training before this process took over.
+        history: ``{"train": [...], "validation": [...]}``, the points of the learning curves.
+        provenance: the command lines, the machine, the device, the processes, the date.
+        saved: the checkpoint this run continues (its tensors are restored by :meth:`restore`).
+        saved_step: the step of the last checkpoint written or read, the last good one.
+    """
+
+    task: TranslationTask
+    training_config: TrainingConfig
+    model_config: ModelConfig
+    step: int = 0
+    epoch: int = 0
+    batch_in_epoch: int = 0
+    seconds: float = 0.0
+    history: dict = field(default_factory=lambda: {"train": [], "validation": []})
+    provenance: dict = field(default_factory=dict)
+    saved: SavedRun | None = field(default=None, repr=False)
+    saved_step: int | None = None
+
+    @classmethod
+    def resume(
+        cls, saved: SavedRun, task: TranslationTask, training_config: TrainingConfig, model_config: ModelConfig
+    ) -> RunState:
+        """Continue ``saved`` with ``training_config``.
+
+        Raises:
+            ValueError: ``task`` or ``model_config`` is not the one ``saved`` was trained on.
+        """
+        if model_config != saved.model_config:
+            raise ValueError(
+                f"{saved.path} holds a model of another size: {saved.model_config.to_dict()} (this run: "
+                f"{model_config.to_dict()})"
+            )
+        _check_same_task(saved, task)
+        progress = saved.checkpoint["progress"]
+        return cls(
+            task, training_config, model_config, progress["step"], progress["epoch"], progress["batch_in_epoch"],
+            progress["seconds"], saved.checkpoint["history"], saved.checkpoint.get("provenance", {}), saved,
+            progress["step"],
+        )  # fmt: skip
+
+    @property
+    def out_dir(self) -> Path | None:
+        out_dir = self.training_config.out_dir
+        return None if out_dir is None else Path(out_dir)
+
+    @property
+    def checkpoint_path(self) -> Path | None:
+        return None if self.out_dir is None else run_checkpoint(self.out_dir)
+
+    def record_machine(self, device: torch.device, group: ProcessGroup, command: str | None) -> None:
+        """Start the provenance of a new run on ``device``; add ``command`` to the run's command lines."""
+        if not self.provenance:
+            self.provenance = {
+                "commands": [], "machine": describe_machine(device), "device": str(device),
+                "processes": group.world_size, "threads": torch.get_num_threads(), "torch": str(torch.__version__),
+                "started": date.today().isoformat(),
+            }  # fmt: skip
+        if command is not None:
+            self.provenance["commands"].append(command)
+
+    def checkpoint(self, model, optimizer, scheduler, scaler, seconds: float, random_states: list) -> dict:
+        """The checkpoint of this run as it is now, ``seconds`` into it; ``random_states`` from
+        :func:`gather_random_states`."""
+        return {
+            "model_config": self.model_config.to_dict(),
+            "training_config": self.training_config.to_dict(),
+            "task": self.task.to_dict(),  # with the tokenizers: a resumed run must not retrain them
+            "model": model.state_dict(),
+            "optimizer": optimizer.state_dict(),
+            "scheduler": scheduler.state_dict(),
+            "scaler": scaler.state_dict(),
+            "progress": {
+                "step": self.step,
+                "epoch": self.epoch,
+                "batch_in_epoch": self.batch_in_epoch,
+                "seconds": seconds,
+            },
+            "history": self.history,
+            "random_states": random_states,
+            "provenance": self.provenance,
+        }
+
+    def restore(self, model, optimizer, scheduler, scaler, group: ProcessGroup, device: torch.device) -> str | None:
+        """Load the saved tensors into freshly built ``model``, ``optimizer``, ``scheduler`` and
+        ``scaler``, and this process's random-number generators; returns a warning, or ``None``."""
+        checkpoint = self.saved.checkpoint
+        model.load_state_dict(checkpoint["model"])
+        optimizer.load_state_dict(checkpoint["optimizer"])
+        scheduler.load_state_dict(checkpoint["scheduler"])
+        if checkpoint["scaler"]:  # empty when written without a gradient scaler (float32 or bfloat16)
+            scaler.load_state_dict(checkpoint["scaler"])
+        states = checkpoint["random_states"]
+        if len(states) != group.world_size:
+            processes = f"{len(states)} processes, this run has {group.world_size}"
+            return f"{self.saved.path} was written by {processes}: dropout is reseeded"
+        mine = states[group.rank]
+        torch.set_rng_state(mine["torch"].cpu())
+        if "cuda" in mine and device.type == "cuda":
+            torch.cuda.set_rng_state(mine["cuda"].cpu(), device)
+        return None
+
+
+def _check_same_task(saved: SavedRun, task: TranslationTask) -> None:
+    description, own = saved.checkpoint["task"], task.to_dict()
+    if own["name"] != description["name"]:
+        raise ValueError(f"{saved.path} holds a {description['name']} run, not {own['name']}")
+    for part in ("arguments", "tokenizers"):
+        if own[part] != description[part]:
+            raise ValueError(
+                f"{saved.path} holds a {description['name']} run with other {part}: the task given must be the one "
+                "it was trained on (SavedRun.task() rebuilds it)"
+            )
+
+
+def gather_random_states(group: ProcessGroup, device: torch.device) -> list[dict]:
+    """Every process's generator states, in rank order (a collective call under DDP)."""
+    state = {"torch": torch.get_rng_state()}
+    if device.type == "cuda":
+        state["cuda"] = torch.cuda.get_rng_state(device)
+    if not group.is_distributed:
+        return [state]
+    states = [None] * group.world_size
+    dist.all_gather_object(states, state)
+    return states
