@@ -1,12 +1,22 @@
 """The train and evaluate commands: options, resumption, and one JSON line of results."""
 
+import dataclasses
 import json
+import shutil
 
 import pytest
+import torch
 
-from transformer_course.cli import main
+from transformer_course.cli import build_parser, main
 from transformer_course.data import tasks as tasks_module
-from transformer_course.training import NonFiniteLossError, load_checkpoint
+from transformer_course.training import (
+    ModelConfig,
+    NonFiniteLossError,
+    SavedRun,
+    TrainingConfig,
+    load_checkpoint,
+    train,
+)
 from transformer_course.training import commands as training_commands
 
 TINY_MODEL = ["--d-model", "16", "--num-heads", "2", "--num-layers", "1", "--d-ff", "32"]
@@ -155,3 +165,39 @@ def test_resuming_a_multi30k_run_reuses_the_checkpoints_bpe_vocabulary_instead_o
     code, results = run_command(capsys, "train", "--resume", "--max-steps", 4, "--out", tmp_path, "--no-progress")
     assert code == 0 and results["steps"] == 4
     assert load_checkpoint(tmp_path / "checkpoint.pt")["task"]["tokenizers"] == trained_with
+
+
+def test_a_resumed_command_and_a_resumed_train_call_continue_a_run_alike(tmp_path, capsys):
+    run_command(
+        capsys, "train", "--task", "copy", "--max-steps", 2, "--validate-every", 2, "--out", tmp_path / "command",
+        "--no-progress", *TINY_MODEL,
+    )  # fmt: skip
+    shutil.copytree(tmp_path / "command", tmp_path / "call")
+    run_command(capsys, "train", "--resume", "--max-steps", 4, "--out", tmp_path / "command", "--no-progress")
+    saved = SavedRun.read(tmp_path / "call")
+    config = dataclasses.replace(saved.training_config, max_steps=4, out_dir=str(tmp_path / "call"))
+    train(saved.task(), config, saved.model_config, resume=True, progress=False)
+    by_command, by_call = (load_checkpoint(tmp_path / run / "checkpoint.pt") for run in ("command", "call"))
+    assert by_command["progress"]["step"] == by_call["progress"]["step"] == 4
+    for name, parameter in by_command["model"].items():
+        assert torch.equal(parameter, by_call["model"][name]), name
+    assert by_command["optimizer"]["state"][0]["exp_avg"].equal(by_call["optimizer"]["state"][0]["exp_avg"])
+
+
+def test_every_setting_of_the_model_and_the_recipe_is_an_option():
+    arguments = vars(build_parser().parse_args(["train"]))
+    assert {field.name for field in dataclasses.fields(ModelConfig)} <= set(arguments)
+    assert {field.name for field in dataclasses.fields(TrainingConfig)} <= set(arguments)
+
+
+def test_options_keep_their_types_and_booleans_can_be_switched_off(tmp_path):
+    arguments = build_parser().parse_args(
+        ["train", "--d-model", "8", "--dropout", "0.2", "--clip-norm", "0.5", "--no-norm-first", "--out", str(tmp_path)]
+    )
+    assert (arguments.d_model, arguments.dropout, arguments.clip_norm, arguments.norm_first) == (8, 0.2, 0.5, False)
+    assert arguments.out_dir == str(tmp_path)
+
+
+def test_an_option_of_another_task_is_refused(tmp_path):
+    with pytest.raises(SystemExit, match="--vocab-size is not an option of the copy task"):
+        main(["train", "--task", "copy", "--vocab-size", "100", "--max-steps", "1", "--out", str(tmp_path)])

@@ -4,6 +4,7 @@ import pytest
 
 from transformer_course.data import (
     SPECIAL_TOKENS,
+    TASKS,
     UNK_ID,
     Vocabulary,
     copy_task,
@@ -128,3 +129,9 @@ def test_tasks_are_rebuilt_by_name_from_their_arguments():
 def test_unknown_task_name_is_rejected():
     with pytest.raises(ValueError, match="unknown task 'sorting'"):
         load_task("sorting")
+
+
+def test_every_task_has_a_training_recipe_and_every_recipe_a_task():
+    from transformer_course.training import CPU_RECIPES, RECIPES
+
+    assert set(RECIPES) == set(TASKS) and set(CPU_RECIPES) <= set(TASKS)

@@ -1,4 +1,4 @@
-"""Label smoothing, the schedule, checkpoints, resumption, the NaN guard and the training loop."""
+"""Label smoothing, the schedule, checkpoints, resumption, the NaN guard, the training loop and its callbacks."""
 
 import os
 
@@ -13,9 +13,12 @@ from transformer_course.training import (
     ModelConfig,
     NonFiniteGradientError,
     NonFiniteLossError,
+    RunState,
+    Trainer,
     TrainingConfig,
     load_checkpoint,
     load_trained_model,
+    run_state,
     save_checkpoint,
     train,
     transformer_learning_rate,
@@ -23,6 +26,7 @@ from transformer_course.training import (
     warmup_scheduler,
 )
 from transformer_course.training import loop as training_loop
+from transformer_course.training.distributed import ProcessGroup
 
 TINY = ModelConfig(d_model=16, num_heads=2, num_layers=1, d_ff=32, dropout=0.1)
 
@@ -319,3 +323,63 @@ def test_training_runs_in_mixed_precision_on_a_gpu(task, tmp_path):
 
 def test_training_runs_in_float32_on_the_cpu(task, tmp_path):
     training_step_runs_on("cpu", task, tmp_path)
+
+
+# ---- the model given, the trainer's callbacks, resuming through the run state ----------------------
+
+
+@pytest.mark.parametrize(
+    "model_size, config_size, problem",
+    [
+        (dict(d_model=32), {}, r"the model's source_embedding.embedding.weight has shape \(\d+, 32\); .* \(\d+, 16\)"),
+        (dict(num_layers=2), {}, r"the model has encoder.layers.1.\S+, which model_config does not build"),
+        ({}, dict(num_layers=2), r"the model has no encoder.layers.1.\S+, which model_config builds"),
+    ],
+    ids=["wider", "deeper", "shallower"],
+)
+def test_a_model_that_model_config_does_not_build_is_refused_naming_the_first_difference(
+    task, tmp_path, model_size, config_size, problem
+):
+    model_config, config = (ModelConfig(**{**TINY.to_dict(), **size}) for size in (model_size, config_size))
+    model = model_config.build(len(task.source_tokenizer), len(task.target_tokenizer))
+    with pytest.raises(ValueError, match=problem):
+        train(task, tiny_run(tmp_path, 2), config, model=model, progress=False)
+
+
+def test_a_model_built_by_model_config_is_accepted_and_trained(task, tmp_path):
+    model = tiny_model(task)
+    before = model.encoder.layers[0].feed_forward.w_1.weight.detach().clone()
+    result = train(task, tiny_run(tmp_path, 2), TINY, model=model, progress=False)
+    assert result.model is model and not torch.equal(model.encoder.layers[0].feed_forward.w_1.weight, before)
+
+
+def test_resuming_with_another_task_is_refused(task, tmp_path):
+    train(task, tiny_run(tmp_path, 2), TINY, progress=False)
+    other = copy_task(seed=1, vocabulary_size=6, max_length=6, train_size=400, validation_size=40, test_size=40)
+    with pytest.raises(ValueError, match="holds a copy run with other arguments"):
+        train(other, tiny_run(tmp_path, 4), TINY, resume=True, progress=False)
+
+
+def test_a_resumed_run_reads_its_checkpoint_once(task, tmp_path, monkeypatch):
+    train(task, tiny_run(tmp_path, 4), TINY, progress=False)
+    reads = []
+    monkeypatch.setattr(run_state, "load_checkpoint", lambda path: reads.append(path) or load_checkpoint(path))
+    train(task, tiny_run(tmp_path, 8), TINY, resume=True, progress=False)
+    assert reads == [tmp_path / "checkpoint.pt"]
+
+
+def test_the_trainer_calls_back_after_every_step_and_once_at_the_start_and_the_end(task, tmp_path):
+    state = RunState(task, tiny_run(tmp_path, 5, validate_every=100), TINY)
+    trainer = Trainer(state, None, torch.device("cpu"), ProcessGroup())
+    events = []
+    trainer.add_callback("on_train_start", lambda trainer: events.append(("start", trainer.state.step)))
+    trainer.add_callback("on_batch_end", lambda trainer: events.append(("batch", trainer.state.step)))
+    trainer.add_callback("on_train_end", lambda trainer: events.append(("end", trainer.stopped_because)))
+    assert trainer.run() == "max_steps"
+    assert events == [("start", 0)] + [("batch", step) for step in range(1, 6)] + [("end", "max_steps")]
+
+
+def test_an_unknown_event_is_refused(task, tmp_path):
+    trainer = Trainer(RunState(task, tiny_run(tmp_path, 1), TINY), None, torch.device("cpu"), ProcessGroup())
+    with pytest.raises(ValueError, match="unknown event 'on_step'"):
+        trainer.add_callback("on_step", print)
