@@ -110,7 +110,7 @@ def train(
     group = join_process_group(device)
     try:
         state = _run_state(task, config, model_config, resume, group)
-        state.record_machine(device, group, command)
+        state.add_provenance(device, group, command)
         trainer = Trainer(state, model, device, group)
         trainer.add_callbacks(LogProgress(show_bar=progress and group.is_main))
         trainer.add_callbacks(ValidateAndCheckpoint(trainer))
@@ -173,8 +173,9 @@ class Trainer:
         self.train_pairs = task.encode("train")
         self.train_lengths = self.train_pairs.longer_side_lengths()  # the longer side only: see data.batching
         self.callbacks: dict[str, list[Callable]] = defaultdict(list)
-        self.loss, self.tokens, self.stopped_because = math.nan, 0, None
-        self.started, self.seconds_before, self.seconds_in_callbacks = time.monotonic(), state.seconds, 0.0
+        self.loss, self.tokens, self.stopped_because = math.nan, 0, None  # of the last step, for the callbacks
+        self.seconds_before = state.seconds  # of the run, before this process took over
+        self.started, self.seconds_in_callbacks = time.monotonic(), 0.0  # set again when the loop starts
 
     # ---- callbacks -----------------------------------------------------------------------
 

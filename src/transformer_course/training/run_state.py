@@ -111,12 +111,20 @@ class RunState:
                 f"{model_config.to_dict()})"
             )
         _check_same_task(saved, task)
-        progress = saved.checkpoint["progress"]
+        progress, checkpoint = saved.checkpoint["progress"], saved.checkpoint
         return cls(
-            task, training_config, model_config, progress["step"], progress["epoch"], progress["batch_in_epoch"],
-            progress["seconds"], saved.checkpoint["history"], saved.checkpoint.get("provenance", {}), saved,
-            progress["step"],
-        )  # fmt: skip
+            task,
+            training_config,
+            model_config,
+            step=progress["step"],
+            epoch=progress["epoch"],
+            batch_in_epoch=progress["batch_in_epoch"],
+            seconds=progress["seconds"],
+            history=checkpoint["history"],
+            provenance=checkpoint.get("provenance", {}),
+            saved=saved,
+            saved_step=progress["step"],
+        )
 
     @property
     def out_dir(self) -> Path | None:
@@ -127,7 +135,7 @@ class RunState:
     def checkpoint_path(self) -> Path | None:
         return None if self.out_dir is None else run_checkpoint(self.out_dir)
 
-    def record_machine(self, device: torch.device, group: ProcessGroup, command: str | None) -> None:
+    def add_provenance(self, device: torch.device, group: ProcessGroup, command: str | None) -> None:
         """Start the provenance of a new run on ``device``; add ``command`` to the run's command lines."""
         if not self.provenance:
             self.provenance = {
