@@ -66,11 +66,12 @@ def time_interleaved(
 class TorchTransformer(nn.Module):
     """PyTorch's ``nn.Transformer`` between our embeddings and output layer, computing what ``ours`` computes.
 
-    ``ours`` must be Post-LN with one table for the source and target embeddings and the output layer
-    (``shared_vocabulary=True``, ``tie_embeddings=True``). The peer gets copies of our embedding
-    (× √d_model) and positional encoding (with its dropout), so only the two stacks differ: PyTorch's,
-    holding our weights (``copy_transformer`` drops ``nn.Transformer``'s extra final LayerNorms,
-    so the two models have the same parameters). Masks follow ``nn.Transformer``: True means padding.
+    ``ours`` must have one table for the source and target embeddings and the output layer
+    (``shared_vocabulary=True``, ``tie_embeddings=True``); Post-LN or Pre-LN, as ``ours`` is. The
+    peer gets copies of our embedding (× √d_model) and positional encoding (with its dropout), so
+    only the two stacks differ: PyTorch's holds our weights (for Post-LN, ``copy_transformer`` drops
+    ``nn.Transformer``'s extra final LayerNorms, so the two models have the same parameters). Masks
+    follow ``nn.Transformer``: True means padding.
     """
 
     def __init__(self, ours: Transformer):
@@ -88,6 +89,7 @@ class TorchTransformer(nn.Module):
             first_layer.feed_forward.w_1.out_features,
             dropout=self.positions.dropout.p,
             batch_first=True,
+            norm_first=isinstance(ours.encoder.final_norm, nn.LayerNorm),  # only a Pre-LN stack ends with one
         )
         copy_transformer(ours, self.transformer)
         self.output = nn.Linear(ours.d_model, self.embedding.weight.size(0), bias=False)
