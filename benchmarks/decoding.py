@@ -1,122 +1,87 @@
 """Greedy decoding with the key/value cache vs recomputing the whole prefix at every step.
 
-    PYTHONPATH=src python benchmarks/decoding.py [--threads 1] [--lengths 64 128]
+    PYTHONPATH=src python benchmarks/decoding.py [--threads 1] [--lengths 16 32 64]
 
-Three decoders produce the same number of tokens from the same source batch:
+Three decoders produce the same number of tokens from the same source batch, with the same weights:
 
 * ours with the cache (``greedy_decode``): each step feeds only the newest token;
 * ours without it (``greedy_decode_without_cache``): each step reruns the decoder over the prefix;
-* PyTorch's ``nn.Transformer`` with the same sizes, which has no cache, recomputing likewise.
+* PyTorch's ``nn.Transformer`` holding our weights (``TorchTransformer``), which has no cache and
+  recomputes likewise.
 
-``<eos>`` is set to an id the model never produces, so every run generates exactly ``length``
-tokens. Times are the best of ``--repeats`` runs; the table prints ratios against the cached run.
+Before timing, the script checks that ours and the peer give the same logits. ``<eos>`` is set to
+an id the model never produces, so every run generates exactly ``length`` tokens; the encoder is
+included in every time. Each decoder is timed with ``torch.utils.benchmark.Timer`` in interleaved
+rounds (see ``harness.py``); the table gives the medians and the ratios to the cached run.
 """
 
 from __future__ import annotations
 
 import argparse
-import math
-import platform
-import time
-import warnings
 
 import torch
-from torch import nn
+from harness import TorchTransformer, header, load_average, time_interleaved
 
-from transformer_course import Transformer, sinusoidal_positional_encoding
+from transformer_course import Transformer
 from transformer_course.decoding import greedy_decode, greedy_decode_without_cache
 
-
-class TorchTransformer(nn.Module):
-    """``nn.Transformer`` with embeddings (× √d_model), sinusoidal positions and an output layer."""
-
-    def __init__(self, vocab_size: int, d_model: int, num_heads: int, num_layers: int, d_ff: int, max_len: int = 512):
-        super().__init__()
-        self.embedding = nn.Embedding(vocab_size, d_model)
-        self.register_buffer("positions", sinusoidal_positional_encoding(max_len, d_model))
-        self.transformer = nn.Transformer(
-            d_model, num_heads, num_layers, num_layers, d_ff, dropout=0.1, batch_first=True
-        )
-        self.output = nn.Linear(d_model, vocab_size, bias=False)
-        self.output.weight = self.embedding.weight
-        self.scale = math.sqrt(d_model)
-
-    def embed(self, tokens):
-        return self.embedding(tokens) * self.scale + self.positions[: tokens.size(1)]
-
-    def forward(self, source, target, source_padding, target_padding=None):
-        """``source_padding``/``target_padding``: True = padding (``nn.Transformer``'s convention)."""
-        causal = nn.Transformer.generate_square_subsequent_mask(target.size(1))
-        hidden = self.transformer(
-            self.embed(source), self.embed(target), tgt_mask=causal, src_key_padding_mask=source_padding,
-            tgt_key_padding_mask=target_padding, memory_key_padding_mask=source_padding, tgt_is_causal=True,
-        )  # fmt: skip
-        return self.output(hidden)
-
-    @torch.no_grad()
-    def greedy_decode(self, source, max_len, bos_id=1):
-        """Recomputing greedy decoding: the whole prefix goes through the decoder at every step."""
-        source_padding = source == 0
-        memory = self.transformer.encoder(self.embed(source), src_key_padding_mask=source_padding)
-        prefix = torch.full((source.size(0), 1), bos_id, dtype=torch.long)
-        for _ in range(max_len):
-            causal = nn.Transformer.generate_square_subsequent_mask(prefix.size(1))
-            hidden = self.transformer.decoder(
-                self.embed(prefix), memory, tgt_mask=causal, memory_key_padding_mask=source_padding, tgt_is_causal=True
-            )
-            token = self.output(hidden[:, -1]).argmax(dim=-1)
-            prefix = torch.cat([prefix, token.unsqueeze(1)], dim=1)
-        return prefix[:, 1:]
-
-
-def best_time(function, repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        started = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - started)
-    return min(times)
+VOCAB_SIZE = 1000
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--lengths", type=int, nargs="+", default=[64, 128])
+    parser.add_argument("--lengths", type=int, nargs="+", default=[16, 32, 64], help="tokens to generate")
     parser.add_argument("--batch", type=int, default=32)
     parser.add_argument("--source-length", type=int, default=32)
     parser.add_argument("--d-model", type=int, default=256)
-    parser.add_argument("--layers", type=int, default=3)
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--layers", type=int, default=3, help="layers in each stack")
+    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds per decoder (default: 3)")
+    parser.add_argument("--threads", type=int, default=torch.get_num_threads(), help="CPU threads (default: torch's)")
     arguments = parser.parse_args()
-    warnings.filterwarnings("ignore", message="The PyTorch API of nested tensors")  # nn.Transformer's eval fast path
-    if arguments.threads:
-        torch.set_num_threads(arguments.threads)
 
-    vocab = 1000
-    sizes = dict(d_model=arguments.d_model, num_heads=8, num_layers=arguments.layers, d_ff=4 * arguments.d_model)
     torch.manual_seed(0)
-    ours = Transformer(vocab, vocab, **sizes).eval()
-    theirs = TorchTransformer(vocab, **sizes).eval()
-    source = torch.randint(4, vocab, (arguments.batch, arguments.source_length))
-    never = vocab  # an <eos> id the model cannot produce: every run decodes the full length
+    ours = Transformer(
+        VOCAB_SIZE,
+        VOCAB_SIZE,
+        d_model=arguments.d_model,
+        num_heads=8,
+        num_layers=arguments.layers,
+        d_ff=4 * arguments.d_model,
+        shared_vocabulary=True,  # one table, as TorchTransformer has
+    ).eval()
+    theirs = TorchTransformer(ours).eval()
+    source = torch.randint(4, VOCAB_SIZE, (arguments.batch, arguments.source_length))  # (batch, L_src), no padding
+    prefix = torch.randint(4, VOCAB_SIZE, (arguments.batch, 8))
+    with torch.no_grad():  # the two models must compute the same function before being timed
+        torch.testing.assert_close(
+            ours(source, prefix), theirs(source, prefix, source == 0), atol=1e-4, rtol=1e-4, msg="logits differ"
+        )
+    never = VOCAB_SIZE  # an <eos> id the model cannot produce: every run decodes the full length
 
-    print(f"# greedy decoding, batch {arguments.batch}, source length {arguments.source_length}, "
-          f"d_model {arguments.d_model}, {arguments.layers}+{arguments.layers} layers, CPU threads "
-          f"{torch.get_num_threads()}, "
-          f"torch {torch.__version__}, {platform.processor() or platform.machine()}")  # fmt: skip
+    print(
+        f"# greedy decoding, batch {arguments.batch}, source length {arguments.source_length}, d_model "
+        f"{arguments.d_model}, {arguments.layers}+{arguments.layers} layers, 8 heads, d_ff {4 * arguments.d_model}\n\n"
+        f"{header(arguments.threads)}\n"
+    )
     print(
         "| output length | ours, KV cache (ms) | ours, recomputing (ms) | nn.Transformer, recomputing (ms) | "
         "recomputing / cache | nn.Transformer / cache |"
     )
     print("|---:|---:|---:|---:|---:|---:|")
     for length in arguments.lengths:
-        cached = best_time(lambda length=length: greedy_decode(ours, source, length, eos_id=never), arguments.repeats)
-        recomputed = best_time(
-            lambda length=length: greedy_decode_without_cache(ours, source, length, eos_id=never), arguments.repeats
+        decoders = {
+            "cache": lambda length=length: greedy_decode(ours, source, length, eos_id=never),
+            "recomputing": lambda length=length: greedy_decode_without_cache(ours, source, length, eos_id=never),
+            "nn.Transformer": lambda length=length: theirs.greedy_decode(source, length),
+        }
+        measurements = time_interleaved(decoders, arguments.threads, arguments.rounds, min_run_time=0.5)
+        ms = {name: 1000 * measurement.median for name, measurement in measurements.items()}
+        print(
+            f"| {length} | {ms['cache']:.0f} | {ms['recomputing']:.0f} | {ms['nn.Transformer']:.0f} | "
+            f"{ms['recomputing'] / ms['cache']:.2f}× | {ms['nn.Transformer'] / ms['cache']:.2f}× |",
+            flush=True,
         )
-        reference = best_time(lambda length=length: theirs.greedy_decode(source, length), arguments.repeats)
-        print(f"| {length} | {1000 * cached:.0f} | {1000 * recomputed:.0f} | {1000 * reference:.0f} | "
-              f"{recomputed / cached:.2f}× | {reference / cached:.2f}× |")  # fmt: skip
+    print(f"\nload average after the run: {load_average()}")
 
 
 if __name__ == "__main__":
