@@ -65,4 +65,4 @@ def test_partly_done_exercise_scores_in_between(graded_class):
 
 def test_feedback_html_is_written_for_each_graded_submission(course, graded_class, assignment):
     for student in graded_class:
-        assert any((course.root / "feedback" / student / assignment).glob("*.html")), student
+        assert any((course.feedback_directory / student / assignment).glob("*.html")), student

@@ -179,7 +179,7 @@ def test_an_honest_solution_has_nothing_to_review(broken_class):
 
 
 def test_the_review_is_shown_at_the_top_of_the_feedback_page(course, broken_class):
-    page = (course.root / "feedback" / "uses-torch-softmax" / FIRST / "attention.html").read_text(encoding="utf-8")
+    page = (course.feedback_directory / "uses-torch-softmax" / FIRST / "attention.html").read_text(encoding="utf-8")
     assert "For the instructor&#x27;s review" in page or "For the instructor's review" in page
     assert page.index("uses the library&#x27;s own softmax") < page.index("Assignment 1")
 

@@ -5,7 +5,13 @@ from __future__ import annotations
 import json
 
 import pytest
-from grading_support import exercise_notebook, notebook_name, partly_done_notebook
+from grading_support import (
+    answer_cell_ids,
+    exercise_notebook,
+    notebook_name,
+    partly_done_notebook,
+    with_appended_code,
+)
 
 from transformer_course.cli import main
 from transformer_course.grading.check import check_notebook
@@ -22,7 +28,7 @@ def _write(tmp_path, notebook):
 
 
 def test_check_passes_some_tests_of_a_partly_done_notebook(tmp_path):
-    results = check_notebook(_write(tmp_path, partly_done_notebook(FIRST)))
+    results = check_notebook(_write(tmp_path, partly_done_notebook(FIRST))).tests
     passed = [result.grade_id for result in results if result.passed]
     assert "test-project-qkv" in passed and "test-attention" not in passed
     failing = next(result for result in results if result.grade_id == "test-attention")
@@ -41,6 +47,16 @@ def test_check_flags_an_edited_test_cell(tmp_path):
     for cell in notebook["cells"]:
         if cell["id"] == "test-project-qkv":
             cell["source"] = "assert True\n"
-    results = check_notebook(_write(tmp_path, notebook))
+    results = check_notebook(_write(tmp_path, notebook)).tests
     edited = {result.grade_id for result in results if result.edited}
     assert edited == {"test-project-qkv"}
+
+
+def test_check_reports_a_kernel_that_dies_with_autogrades_status(tmp_path, capsys):
+    notebook = partly_done_notebook(FIRST)
+    first_answer = answer_cell_ids(notebook)[0]
+    path = _write(tmp_path, with_appended_code(notebook, first_answer, "import os\nos._exit(1)"))
+    exit_code = main(["check", str(path)])
+    output = capsys.readouterr().out
+    assert exit_code == 1
+    assert f"kernel_died: cell {first_answer}:" in output

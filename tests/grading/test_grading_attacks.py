@@ -437,7 +437,7 @@ def test_the_memory_limit_holds_for_all_processes_of_a_submission_together(hosti
 def test_a_flood_of_output_does_not_reach_the_feedback(hostile_class):
     course, results, _, _ = hostile_class
     assert results["flood"].score == results["flood"].max_score
-    feedback = course.root / "feedback" / "flood" / FIRST / "attention.html"
+    feedback = course.feedback_directory / "flood" / FIRST / "attention.html"
     assert feedback.stat().st_size < 2_000_000, f"the feedback page holds {feedback.stat().st_size:,} bytes"
 
 

@@ -6,11 +6,13 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from dataclasses import fields
 
 import pytest
 from grading_support import REPOSITORY
 
 from transformer_course.cli import main
+from transformer_course.grading.limits import GradingLimits
 
 pytestmark = pytest.mark.grading
 
@@ -47,9 +49,11 @@ def test_checking_a_file_that_is_not_json_says_so(tmp_path):
 
 BLOCK_GRADING_PACKAGES = """
 import sys
+from dataclasses import fields
 for name in ("nbgrader", "nbformat", "nbclient", "nbconvert", "yaml", "traitlets"):
     sys.modules[name] = None  # as if not installed
 from transformer_course.cli import main
+from transformer_course.grading.limits import GradingLimits
 """
 
 
@@ -79,3 +83,17 @@ def test_autograding_without_bubblewrap_is_one_line_naming_the_package(tmp_path,
         SystemExit, match=r"^error: bubblewrap is not installed: .*apt-get install bubblewrap.*--no-sandbox"
     ):
         main(["autograde", "01-attention", str(tmp_path)])
+
+
+def test_every_grading_limit_is_an_option_of_autograde(tmp_path, monkeypatch):
+    from transformer_course.grading import autograde as autograde_module
+
+    asked = {}
+    monkeypatch.setattr(
+        autograde_module, "autograde", lambda *arguments, limits, **options: asked.update(limits=limits) or []
+    )
+    monkeypatch.chdir(REPOSITORY)
+    chosen = GradingLimits(**{limit.name: limit.default + 1 for limit in fields(GradingLimits)})
+    options = [f"--{limit.name.replace('_', '-')}={getattr(chosen, limit.name)}" for limit in fields(GradingLimits)]
+    main(["autograde", "01-attention", str(tmp_path), "--out", str(tmp_path / "grades.csv"), *options])
+    assert asked["limits"] == chosen

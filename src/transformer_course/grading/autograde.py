@@ -29,6 +29,7 @@ from __future__ import annotations
 import copy
 import csv
 import html
+import json
 import os
 import shutil
 import subprocess
@@ -41,8 +42,8 @@ from pathlib import Path
 import nbformat
 from nbgrader.api import Gradebook, MissingEntry
 
-from .course import Course, read_json_notebook
-from .execute import CELL_TIMEOUT, KERNEL_DIED, KERNEL_UNRESPONSIVE, MEMORY_LIMIT, NOTEBOOK_TIMEOUT
+from .course import Course, edited_locked_cells, read_json_notebook
+from .execute import notebook_problem
 from .gradebook import remove_unreviewed_manual_scores
 from .limits import GradingLimits
 from .release import setup_cell
@@ -215,7 +216,7 @@ def _prepare(
             other = ", ".join(sorted(_answer_and_test_cells(notebook))[:3]) or "no nbgrader answer or test cells"
             message = f"{path.name} has none of the answer or test cells of {assignment}/{name} (it has {other})"
             return _Prepared(student_id, ("wrong_assignment", message))
-        restored_cells += _changed_test_cells(released[name], sources[name], notebook)
+        restored_cells += edited_locked_cells(notebook, released[name], sources[name])
         _unmark_duplicate_cells(notebook)
         policy = course.policy(assignment)
         findings += review(
@@ -249,7 +250,7 @@ def _learner_cells(course: Course, notebook: dict, source: dict) -> list[tuple[s
     Given cells (locked, restored by nbgrader from the source) and the setup cell that release puts
     first are not the learner's.
     """
-    given = {grade_id for grade_id, (_, _) in _nbgrader_cells(source, locked_only=True).items()}
+    given = set(_nbgrader_cells(source, locked_only=True))
     setup = setup_cell(course).source
     cells = []
     for index, cell in enumerate(notebook.get("cells", [])):
@@ -287,20 +288,6 @@ def _restore_stripped_metadata(submitted: dict, released: dict) -> list[str]:
         cell.setdefault("metadata", {})["nbgrader"] = copy.deepcopy(metadata)
         restored.append(metadata["grade_id"])
     return restored
-
-
-def _changed_test_cells(released: dict, source: dict, submitted: dict) -> list[str]:
-    """grade_ids of locked cells (tests, given code) that the submission edited, retyped or deleted.
-
-    A cell is unchanged if it reads as released to learners, or as in the source notebook (which
-    still holds the hidden tests).
-    """
-    submitted_cells, source_cells = _nbgrader_cells(submitted), _nbgrader_cells(source)
-    return [
-        grade_id
-        for grade_id, cell in _nbgrader_cells(released, locked_only=True).items()
-        if submitted_cells.get(grade_id) not in (cell, source_cells.get(grade_id))
-    ]
 
 
 def _answer_and_test_cells(notebook: dict) -> set[str]:
@@ -349,11 +336,7 @@ def _grade(course: Course, assignment: str, prepared: _Prepared, settings: _Grad
             f"--student={prepared.student_id}",
             "--force",
             f"--CourseDirectory.db_url={settings.db_url}",
-            f"--SandboxedExecute.cell_timeout={limits.cell_timeout}",
-            f"--SandboxedExecute.notebook_timeout={limits.submission_timeout}",
-            f"--SandboxedExecute.memory_limit_mb={limits.memory_limit_mb}",
-            f"--SandboxedExecute.max_processes={limits.max_processes}",
-            f"--SandboxedExecute.threads={limits.threads}",
+            f"--SandboxedExecute.limits={json.dumps(asdict(limits))}",
             f"--SandboxedExecute.sandbox={settings.sandbox}",
             f"--SandboxedExecute.package_directory={settings.package_directory}",
             f"--SandboxedExecute.cgroup_prefix={settings.cgroup_prefix}",
@@ -413,32 +396,10 @@ def _add_review_to_page(page: Path, findings: list[str]) -> None:
 
 
 def _problem_in_outputs(autograded: Path) -> tuple[str, str] | None:
-    """The worst problem recorded in the outputs of the autograded notebooks, if any:
-    memory exhausted, then a lost kernel, then a cell interrupted after the time limit."""
-    problems: dict[str, str] = {}
-    for path in sorted(autograded.glob("*.ipynb")):
-        for cell in read_json_notebook(path)["cells"]:
-            grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id", cell.get("id", "?"))
-            for output in cell.get("outputs", []):
-                if output.get("output_type") != "error":
-                    continue
-                name, value = output.get("ename", ""), output.get("evalue", "")
-                if (
-                    name in (MEMORY_LIMIT, "MemoryError")
-                    or "can't allocate memory" in value
-                    or "not enough memory" in value
-                ):
-                    problems.setdefault("memory_limit", f"cell {grade_id} ran out of memory: {value}"[:300])
-                elif name in (KERNEL_DIED, KERNEL_UNRESPONSIVE):
-                    problems.setdefault("kernel_died", f"cell {grade_id}: {value}")
-                elif name == CELL_TIMEOUT:
-                    problems.setdefault("timeout", f"cell {grade_id} was interrupted after the time limit")
-                elif name == NOTEBOOK_TIMEOUT:
-                    problems.setdefault("timeout", f"the notebook ran past its time limit at cell {grade_id}")
-    for status in ("memory_limit", "kernel_died", "timeout"):
-        if status in problems:
-            return status, problems[status]
-    return None
+    """The worst problem recorded in the outputs of the autograded notebooks, if any."""
+    return notebook_problem(
+        cell for path in sorted(autograded.glob("*.ipynb")) for cell in read_json_notebook(path)["cells"]
+    )
 
 
 def _diagnose_failure(log: str, cell_problem: tuple[str, str] | None) -> tuple[str, str]:

@@ -4,10 +4,10 @@
 
 The notebook is executed from top to bottom in a fresh kernel, by the same runner and cell loop
 as the grader's (but in the learner's own environment, without the sandbox), and each test cell is
-scored with nbgrader's rules: it passes when it raises no error. A kernel that dies is reported in
-the cell where it happened, as the grader reports it. Hidden tests are not in the learner's
-notebook; the instructor's grader adds them. A test cell whose code was edited is reported too:
-grading restores the original.
+scored with nbgrader's rules: it passes when it raises no error. A kernel that dies, a cell that
+runs past its time limit and memory that runs out are reported with the status autograde gives
+them. Hidden tests are not in the learner's notebook; the instructor's grader adds them. A test
+cell whose code was edited is reported too: grading restores the original.
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ from pathlib import Path
 import nbformat
 from nbgrader import utils
 
-from .execute import execute_notebook, started
+from .course import edited_locked_cells
+from .execute import execute_notebook, notebook_problem, started
 from .limits import GradingLimits
 from .sandbox import Launch
 
@@ -34,18 +35,22 @@ class TestCellResult:
     error: str  # "ErrorName: message" of the first error, or ""
 
 
-def check_notebook(path: Path | str, cell_timeout: int = 600) -> list[TestCellResult]:
+@dataclass
+class CheckReport:
+    tests: list[TestCellResult]  # one per test cell, in notebook order
+    problem: tuple[str, str] | None  # (status, message) as autograde reports a lost kernel, a timeout, lost memory
+
+
+def check_notebook(path: Path | str, cell_timeout: int = 600) -> CheckReport:
     """Execute the notebook at ``path`` and score its test cells.
 
     Args:
         path: the learner's notebook.
         cell_timeout: seconds a cell may run before it is interrupted.
-
-    Returns:
-        one result per test cell, in notebook order.
     """
     path = Path(path)
     notebook = nbformat.read(path, as_version=4)
+    edited = set(edited_locked_cells(notebook, notebook))
     limits = GradingLimits(cell_timeout=cell_timeout, submission_timeout=24 * 3600)
     runner = [sys.executable, "-m", "transformer_course.grading.runner"]
     with started(
@@ -59,16 +64,15 @@ def check_notebook(path: Path | str, cell_timeout: int = 600) -> list[TestCellRe
         score, max_score = utils.determine_grade(cell)
         errors = [output for output in cell.outputs if output.output_type == "error"]
         error = f"{errors[0].ename}: {errors[0].evalue}".strip() if errors else ""
-        checksum = cell.metadata.nbgrader.get("checksum")
-        edited = checksum is not None and utils.compute_checksum(cell) != checksum
-        results.append(TestCellResult(cell.metadata.nbgrader.grade_id, max_score, score == max_score, edited, error))
-    return results
+        grade_id = cell.metadata.nbgrader.grade_id
+        results.append(TestCellResult(grade_id, max_score, score == max_score, grade_id in edited, error))
+    return CheckReport(results, notebook_problem(notebook.cells))
 
 
-def format_report(results: list[TestCellResult]) -> str:
-    """A table of the test cells, then a one-line summary."""
+def format_report(report: CheckReport) -> str:
+    """A table of the test cells, what went wrong with the kernel if anything did, then a one-line summary."""
     lines = []
-    for result in results:
+    for result in report.tests:
         mark = "PASS" if result.passed else "FAIL"
         line = f"{mark}  {result.grade_id:<32} {result.points:g} point{'s' if result.points != 1 else ''}"
         if result.error:
@@ -76,10 +80,12 @@ def format_report(results: list[TestCellResult]) -> str:
         if result.edited:
             line += "  [edited: grading restores the original test]"
         lines.append(line)
-    passed = sum(result.passed for result in results)
-    points = sum(result.points for result in results if result.passed)
-    total = sum(result.points for result in results)
-    lines.append(f"{passed} of {len(results)} visible test cells pass ({points:g} of {total:g} visible points).")
-    if passed == len(results):
+    if report.problem is not None:
+        lines.append("{}: {}".format(*report.problem))
+    passed = sum(result.passed for result in report.tests)
+    points = sum(result.points for result in report.tests if result.passed)
+    total = sum(result.points for result in report.tests)
+    lines.append(f"{passed} of {len(report.tests)} visible test cells pass ({points:g} of {total:g} visible points).")
+    if passed == len(report.tests):
         lines.append("Hidden tests are added when the notebook is graded: make your code general.")
     return "\n".join(lines)

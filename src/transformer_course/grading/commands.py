@@ -14,6 +14,7 @@ import argparse
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import fields
 from pathlib import Path
 
 from .limits import GradingLimits
@@ -38,27 +39,13 @@ def register(subcommands: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--db-url", help="SQLAlchemy URL of the gradebook (default: sqlite gradebook.db in the course root)"
     )
-    parser.add_argument(
-        "--cell-timeout", type=int, default=GradingLimits.cell_timeout, help="seconds per cell (default: %(default)s)"
-    )
-    parser.add_argument(
-        "--submission-timeout",
-        type=int,
-        default=GradingLimits.submission_timeout,
-        help="seconds per submission (default: %(default)s)",
-    )
-    parser.add_argument(
-        "--memory-limit-mb",
-        type=int,
-        default=GradingLimits.memory_limit_mb,
-        help="memory of one submission's processes together (default: %(default)s)",
-    )
-    parser.add_argument(
-        "--max-processes",
-        type=int,
-        default=GradingLimits.max_processes,
-        help="processes and threads of one submission together (default: %(default)s)",
-    )
+    for limit in fields(GradingLimits):
+        parser.add_argument(
+            f"--{limit.name.replace('_', '-')}",
+            type=int,
+            default=limit.default,
+            help=f"{limit.metadata['help']} (default: %(default)s)",
+        )
     parser.add_argument(
         "--no-sandbox",
         dest="sandbox",
@@ -72,8 +59,13 @@ def register(subcommands: argparse._SubParsersAction) -> None:
 
     parser = subcommands.add_parser("check", help="run a notebook's visible tests and show which pass (learners)")
     parser.add_argument("notebook", type=Path, help="your notebook, e.g. attention.ipynb")
-    parser.add_argument("--cell-timeout", type=int, default=600, help="seconds per cell (default: %(default)s)")
+    parser.add_argument("--cell-timeout", type=int, default=600, help=f"{_help('cell_timeout')} (default: %(default)s)")
     parser.set_defaults(run=run_check)
+
+
+def _help(limit: str) -> str:
+    """What the field ``limit`` of :class:`GradingLimits` means."""
+    return {field.name: field for field in fields(GradingLimits)}[limit].metadata["help"]
 
 
 @contextmanager
@@ -120,12 +112,7 @@ def run_release(arguments: argparse.Namespace) -> int:
 
 
 def run_autograde(arguments: argparse.Namespace) -> int:
-    limits = GradingLimits(
-        cell_timeout=arguments.cell_timeout,
-        submission_timeout=arguments.submission_timeout,
-        memory_limit_mb=arguments.memory_limit_mb,
-        max_processes=arguments.max_processes,
-    )
+    limits = GradingLimits(**{limit.name: getattr(arguments, limit.name) for limit in fields(GradingLimits)})
     with _user_errors():
         from .autograde import autograde
 
@@ -156,6 +143,6 @@ def run_check(arguments: argparse.Namespace) -> int:
     with _user_errors():
         from .check import check_notebook, format_report
 
-        results = check_notebook(arguments.notebook, arguments.cell_timeout)
-    print(format_report(results))
-    return 0 if results and all(result.passed for result in results) else 1
+        report = check_notebook(arguments.notebook, arguments.cell_timeout)
+    print(format_report(report))
+    return 0 if report.tests and all(result.passed for result in report.tests) else 1

@@ -3,8 +3,9 @@
 The repository root is nbgrader's course root (it holds ``nbgrader_config.py``):
 ``solutions/<assignment>/`` is the source directory (the notebook, its ``grading.yml`` and any data
 files), ``exercises/<assignment>/`` the release directory; ``submitted/``, ``autograded/``,
-``feedback/`` and ``gradebook.db`` appear when grading. Every nbgrader command runs as a
-subprocess in that root, so that it reads the course's config.
+``feedback/`` and ``gradebook.db`` appear when grading. The names of these directories are
+nbgrader's: its ``CourseDirectory`` settings in ``nbgrader_config.py``, or their defaults. Every
+nbgrader command runs as a subprocess in that root, so that it reads the course's config.
 """
 
 from __future__ import annotations
@@ -15,16 +16,19 @@ import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
+import nbformat
 import yaml
+from nbgrader import utils
+from nbgrader.coursedir import CourseDirectory
+from traitlets.config import Config
 from traitlets.config.loader import PyFileConfigLoader
 
 from .policy import POLICY_FILE, GradingPolicy
 
 CONFIG_FILE = "nbgrader_config.py"
-# nbgrader's directories in the course root (its defaults, which nbgrader_config.py keeps).
-SUBMITTED, AUTOGRADED, FEEDBACK = "submitted", "autograded", "feedback"
 # nbgrader's markers around the hidden part of a test cell.
 BEGIN_HIDDEN_TESTS, END_HIDDEN_TESTS = "BEGIN HIDDEN TESTS", "END HIDDEN TESTS"
 
@@ -52,23 +56,23 @@ class Course:
 
     @property
     def source_directory(self) -> Path:
-        return self.root / "solutions"
+        return self._directory("source_directory")
 
     @property
     def release_directory(self) -> Path:
-        return self.root / "exercises"
+        return self._directory("release_directory")
 
     @property
     def submitted_directory(self) -> Path:
-        return self.root / SUBMITTED
+        return self._directory("submitted_directory")
 
     @property
     def autograded_directory(self) -> Path:
-        return self.root / AUTOGRADED
+        return self._directory("autograded_directory")
 
     @property
     def feedback_directory(self) -> Path:
-        return self.root / FEEDBACK
+        return self._directory("feedback_directory")
 
     @property
     def default_db_url(self) -> str:
@@ -76,9 +80,18 @@ class Course:
 
     @property
     def course_id(self) -> str:
-        """``CourseDirectory.course_id`` from ``nbgrader_config.py`` (nbgrader's default if unset)."""
-        config = PyFileConfigLoader(CONFIG_FILE, path=str(self.root)).load_config()
-        return config.get("CourseDirectory", {}).get("course_id", "default_course")
+        """``CourseDirectory.course_id`` from ``nbgrader_config.py`` (the gradebook's default if unset)."""
+        return self._config.get("CourseDirectory", {}).get("course_id", "default_course")
+
+    @cached_property
+    def _config(self) -> Config:
+        return PyFileConfigLoader(CONFIG_FILE, path=str(self.root)).load_config()
+
+    def _directory(self, name: str) -> Path:
+        """The directory ``CourseDirectory.<name>`` of ``nbgrader_config.py``, or nbgrader's default if unset."""
+        return self.root / self._config.get("CourseDirectory", {}).get(
+            name, CourseDirectory.class_traits()[name].default()
+        )
 
     def assignments(self) -> list[str]:
         """Names of the assignments in ``solutions/``, sorted (``01-attention``, …)."""
@@ -187,14 +200,12 @@ class Course:
         return result.stdout
 
 
-# What a course directory holds for grading: a copy of these is a course of its own.
-COURSE_FILES = ("solutions", "exercises", CONFIG_FILE, "_config.yml")
-
-
 def copy_course(source: Path, target: Path) -> Course:
-    """A copy of the course at ``source`` in ``target``, for grading runs that must not touch the original."""
+    """A copy of the course at ``source`` in ``target``, for grading runs that must not touch the original:
+    its source and release directories, nbgrader's config and the book's (which names the repository)."""
+    original = Course(source)
     target.mkdir(parents=True, exist_ok=True)
-    for name in COURSE_FILES:
+    for name in (original.source_directory.name, original.release_directory.name, CONFIG_FILE, "_config.yml"):
         if (source / name).is_dir():
             shutil.copytree(source / name, target / name)
         elif (source / name).is_file():
@@ -213,6 +224,45 @@ def split_hidden_tests(source: str) -> tuple[str, str]:
         else:
             (hidden if inside else visible).append(line)
     return "".join(visible), "".join(hidden)
+
+
+def edited_locked_cells(notebook: dict, release: dict, *other_versions: dict) -> list[str]:
+    """grade_ids of the locked cells of ``release`` (tests, given code) that ``notebook`` edited, retyped or deleted.
+
+    At release nbgrader records in each locked cell a checksum of its type, source and nbgrader metadata. A cell
+    of ``notebook`` is unchanged when its type and source, under the released cell's metadata, give that checksum
+    or the checksum of the same cell in one of ``other_versions`` (the source notebook, whose test cells still
+    hold the hidden tests). A learner's notebook serves as its own ``release``: its locked cells carry the checksums.
+    """
+    cells = _cells_by_grade_id(notebook)
+    versions = [_cells_by_grade_id(version) for version in other_versions]
+    edited = []
+    for grade_id, released in _cells_by_grade_id(release).items():
+        metadata = released["metadata"]["nbgrader"]
+        if not utils.is_locked(nbformat.from_dict(released)):
+            continue
+        accepted = {metadata.get("checksum") or _checksum(released, metadata)}
+        accepted |= {_checksum(version[grade_id], metadata) for version in versions if grade_id in version}
+        if grade_id not in cells or _checksum(cells[grade_id], metadata) not in accepted:
+            edited.append(grade_id)
+    return edited
+
+
+def _cells_by_grade_id(notebook: dict) -> dict[str, dict]:
+    """grade_id → cell of a notebook's nbgrader cells (the last, where a learner copied one)."""
+    return {
+        cell["metadata"]["nbgrader"]["grade_id"]: cell
+        for cell in notebook.get("cells", [])
+        if "grade_id" in cell.get("metadata", {}).get("nbgrader", {})
+    }
+
+
+def _checksum(cell: dict, metadata: dict) -> str:
+    """nbgrader's checksum of ``cell``'s type and source under the nbgrader ``metadata`` given."""
+    source = cell.get("source", "")
+    source = source if isinstance(source, str) else "".join(source)
+    plain = {"cell_type": cell.get("cell_type"), "source": source, "metadata": {"nbgrader": metadata}}
+    return utils.compute_checksum(nbformat.from_dict(plain))
 
 
 def read_json_notebook(path: Path) -> dict:

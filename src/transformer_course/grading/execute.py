@@ -28,14 +28,14 @@ import tempfile
 import time
 import traceback
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 import torch
 from nbformat import NotebookNode
 from nbformat.v4 import new_output
 from nbgrader.preprocessors import NbGraderPreprocessor
-from traitlets import Bool, Integer, Unicode
+from traitlets import Bool, Unicode
 
 from .course import Course, split_hidden_tests
 from .hidden import Learner, NoAnswer, answer_in_outputs, judging
@@ -185,19 +185,9 @@ def execute_notebook(
 class SandboxedExecute(NbGraderPreprocessor):
     """nbgrader's execution step: the learner's code in a sandbox, the hidden tests judged here."""
 
-    cell_timeout = Integer(GradingLimits.cell_timeout, help="seconds per cell before the kernel is interrupted").tag(
-        config=True
-    )
-    notebook_timeout = Integer(GradingLimits.submission_timeout, help="seconds for the whole notebook").tag(config=True)
-    memory_limit_mb = Integer(
-        GradingLimits.memory_limit_mb, help="memory of all the submission's processes together"
+    limits = Unicode(
+        "", help="the GradingLimits of the submission, as a JSON object of its fields (empty: defaults)"
     ).tag(config=True)
-    max_processes = Integer(GradingLimits.max_processes, help="processes and threads of the submission").tag(
-        config=True
-    )
-    threads = Integer(GradingLimits.threads, help="PyTorch threads of the kernel and of the hidden tests").tag(
-        config=True
-    )
     sandbox = Bool(True, help="run the kernel in bubblewrap's sandbox (False: as a plain process)").tag(config=True)
     package_directory = Unicode("", help="the redacted course package to show the kernel (made here if empty)").tag(
         config=True
@@ -209,13 +199,11 @@ class SandboxedExecute(NbGraderPreprocessor):
     def preprocess(self, nb: NotebookNode, resources: dict) -> tuple[NotebookNode, dict]:
         course = Course(Path.cwd())  # nbgrader runs in the course root
         assignment, student, notebook_id = (resources["nbgrader"][key] for key in ("assignment", "student", "notebook"))
-        limits = GradingLimits(
-            self.cell_timeout, self.notebook_timeout, self.memory_limit_mb, self.max_processes, self.threads
-        )
+        limits = GradingLimits(**json.loads(self.limits)) if self.limits else GradingLimits()
         policy = course.policy(assignment)
         source = course.source_notebook(assignment, notebook_id)
         hidden = {grade_id: split_hidden_tests(text) for grade_id, text in course.test_cells(source).items()}
-        torch.set_num_threads(self.threads)
+        torch.set_num_threads(limits.threads)
         with tempfile.TemporaryDirectory(prefix="sandbox-") as scratch:
             package = (
                 Path(self.package_directory)
@@ -271,6 +259,34 @@ def run_hidden_tests(code: str, name: str, learner: Learner) -> NotebookNode | N
             lines = ["Hidden test failed"] + [f"  line {frame.lineno}: {frame.line}" for frame in frames[-2:]]
             message = str(error) or "(no message)"
             return _error(type(error).__name__, message, lines + [f"{type(error).__name__}: {message}"])
+    return None
+
+
+def notebook_problem(cells: Iterable[dict]) -> tuple[str, str] | None:
+    """What went wrong while ``cells`` ran, as autograde's status and a message, read from the errors written
+    into them: memory exhausted, then a lost kernel, then a time limit (the worst first); None if nothing did."""
+    problems: dict[str, str] = {}
+    for cell in cells:
+        grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id", cell.get("id", "?"))
+        for output in cell.get("outputs", []):
+            if output.get("output_type") != "error":
+                continue
+            name, value = output.get("ename", ""), output.get("evalue", "")
+            if (
+                name in (MEMORY_LIMIT, "MemoryError")
+                or "can't allocate memory" in value
+                or "not enough memory" in value
+            ):
+                problems.setdefault("memory_limit", f"cell {grade_id} ran out of memory: {value}"[:300])
+            elif name in (KERNEL_DIED, KERNEL_UNRESPONSIVE):
+                problems.setdefault("kernel_died", f"cell {grade_id}: {value}")
+            elif name == CELL_TIMEOUT:
+                problems.setdefault("timeout", f"cell {grade_id} was interrupted after the time limit")
+            elif name == NOTEBOOK_TIMEOUT:
+                problems.setdefault("timeout", f"the notebook ran past its time limit at cell {grade_id}")
+    for status in ("memory_limit", "kernel_died", "timeout"):
+        if status in problems:
+            return status, problems[status]
     return None
 
 

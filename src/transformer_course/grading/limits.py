@@ -2,21 +2,28 @@
 
 A module of its own, with nothing to import, so that the command line can show these defaults
 without loading nbgrader (which the grading commands need, and training on Colab does not).
+Each field's ``help`` is what ``transformer-course autograde --help`` says of its option.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+
+def _limit(default: int, meaning: str) -> int:
+    return field(default=default, metadata={"help": meaning})
 
 
 @dataclass
 class GradingLimits:
     """Limits for running one submission."""
 
-    cell_timeout: int = 60  # seconds per cell before the kernel is interrupted
-    submission_timeout: int = 900  # seconds for the whole notebook; the cells after it are not run
-    memory_limit_mb: int = 3072  # memory of all the submission's processes together
-    max_processes: int = 256  # processes and threads of the submission together (a kernel alone uses about 20)
-    threads: int = 1  # PyTorch threads per kernel: parallel jobs, not threads, use the cores
-    cell_output_bytes: int = 256 * 2**10  # output kept per cell (the rest is cut, with a note)
-    notebook_output_bytes: int = 4 * 2**20  # output kept per notebook
+    cell_timeout: int = _limit(60, "seconds per cell before the kernel is interrupted")
+    submission_timeout: int = _limit(900, "seconds for the whole notebook; the cells after it are not run")
+    memory_limit_mb: int = _limit(3072, "memory of all the submission's processes together")
+    # A kernel alone uses about 20.
+    max_processes: int = _limit(256, "processes and threads of the submission together")
+    # Parallel jobs, not threads, use the cores.
+    threads: int = _limit(1, "PyTorch threads per kernel, and of the hidden tests")
+    cell_output_bytes: int = _limit(256 * 2**10, "output kept per cell (the rest is cut, with a note)")
+    notebook_output_bytes: int = _limit(4 * 2**20, "output kept per notebook")

@@ -29,7 +29,6 @@ import subprocess
 import sys
 import sysconfig
 import time
-import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -184,12 +183,6 @@ def _own_cgroup_v2() -> Path | None:
     return None
 
 
-def new_cgroup_name(label: str) -> str:
-    """A cgroup name unique to one sandbox of this run."""
-    safe = "".join(character if character.isalnum() or character in "-_" else "_" for character in label)[:60]
-    return f"transformer-course-{safe}-{uuid.uuid4().hex[:8]}"
-
-
 # ----------------------------------------------------------------------------- the runner's command
 
 
@@ -238,7 +231,7 @@ def runner_launch(spec: SandboxSpec, scratch: Path) -> Launch:
     ``scratch`` is a private directory of the grader; without the sandbox the runner works there.
     """
     memory = spec.limits.memory_limit_mb * 2**20
-    runner = [sys.executable, "-m", "transformer_course.grading.runner"]
+    runner = [str(_python()), "-m", "transformer_course.grading.runner"]
     prlimit = ["prlimit", f"--as={memory}", "--"] if shutil.which("prlimit") else []
     settings = {
         "PYTHONPATH": PACKAGE_DIRECTORY if spec.sandbox else str(spec.package_directory),
@@ -262,7 +255,7 @@ def _bwrap_arguments(spec: SandboxSpec, settings: dict[str, str]) -> list[str]:
     """bubblewrap's options: new namespaces, an unprivileged user, read-only Python, one notebook."""
     home = "/tmp/home"
     environment = {
-        "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin",
+        "PATH": f"{_python().parent}:/usr/bin:/bin",
         "HOME": home,
         "IPYTHONDIR": f"{home}/.ipython",
         "MPLCONFIGDIR": f"{home}/.matplotlib",
@@ -295,6 +288,16 @@ def _bwrap_arguments(spec: SandboxSpec, settings: dict[str, str]) -> list[str]:
     for path in (spec.notebook, *spec.data_files):
         arguments += ["--ro-bind", str(path), f"{WORKING_DIRECTORY}/{path.name}"]
     return arguments + ["--chdir", WORKING_DIRECTORY]
+
+
+def _python() -> Path:
+    """This interpreter, named by a path inside the trees the sandbox mounts: its directory resolved, its name kept.
+
+    The name stays as it was started because a virtual environment's interpreter is often a link to the base
+    one, and Python recognises the environment by the path it was started by.
+    """
+    executable = Path(sys.executable)
+    return executable.parent.resolve() / executable.name
 
 
 def _system_mounts() -> list[str]:
