@@ -249,7 +249,7 @@ def _open_record(path: Path, settings: dict, variants: list[Variant]) -> dict:
 
 
 def _check_same(stored: dict, settings: dict, path: Path) -> None:
-    # Through JSON, so that tuples and lists, and dict orders, compare as they are written.
+    # Through JSON, so that a tuple compares equal to the list it is read back as.
     stored, settings = json.loads(json.dumps(stored)), json.loads(json.dumps(settings))
     if stored != settings:
         differences = [
@@ -322,18 +322,19 @@ def _describe(scores: dict) -> str:
 def format_table(record: dict) -> str:
     """The record as a plain-text table: our mean (min-max) beside the paper's perplexity and BLEU."""
     lines = [
-        f"{'row':4} {'variant':18} {'params':>7}  {'perplexity: mean (min-max)':28} "
+        f"{'row':4} {'variant':18} {'params':>8}  {'perplexity: mean (min-max)':27} "
         f"{'exact match %: mean (min-max)':30} {'paper':22} {'PPL':>5} {'BLEU':>5}"
     ]
     for name, entry in record["variants"].items():
         if not entry["runs"]:
             continue
         ppl, exact, paper = entry["perplexity"], entry["exact_match"], entry["paper"] or {}
+        ppl_text = f"{ppl['mean']:.3f} ({ppl['min']:.3f}-{ppl['max']:.3f})"
+        exact_text = f"{exact['mean']:.1f} ({exact['min']:.1f}-{exact['max']:.1f})"
+        paper_text = f"{paper.get('perplexity', math.nan):>5.2f} {paper.get('bleu', math.nan):>5.1f}"
         lines.append(
-            f"{entry['row']:4} {name:18} {entry['parameters']:>7,}  "
-            f"{ppl['mean']:.3f} ({ppl['min']:.3f}-{ppl['max']:.3f}){'':8} "
-            f"{exact['mean']:5.1f} ({exact['min']:.1f}-{exact['max']:.1f}){'':13} "
-            f"{paper.get('setting', ''):22} {paper.get('perplexity', ''):>5} {paper.get('bleu', ''):>5}"
+            f"{entry['row']:4} {name:18} {entry['parameters']:>8,}  {ppl_text:27} {exact_text:30} "
+            f"{paper.get('setting', ''):22} {paper_text}"
         )
     return "\n".join(lines)
 
