@@ -250,7 +250,7 @@ def _open_record(path: Path, settings: dict, variants: list[Variant]) -> dict:
 
 def _check_same(stored: dict, settings: dict, path: Path) -> None:
     # Through JSON, so that a tuple compares equal to the list it is read back as.
-    stored, settings = json.loads(json.dumps(stored)), json.loads(json.dumps(settings))
+    stored, settings = _flat(json.loads(json.dumps(stored))), _flat(json.loads(json.dumps(settings)))
     if stored != settings:
         differences = [
             f"{key}: {stored.get(key)!r} there, {settings.get(key)!r} now"
@@ -261,6 +261,17 @@ def _check_same(stored: dict, settings: dict, path: Path) -> None:
             f"{path} was computed with other settings, and its runs would not compare with these "
             f"({'; '.join(differences)}); write to another --out, or delete it to start again"
         )
+
+
+def _flat(settings: dict, prefix: str = "") -> dict:
+    """``{"base_model": {"d_model": 64}}`` as ``{"base_model.d_model": 64}``, to name what differs."""
+    flat = {}
+    for key, value in settings.items():
+        if isinstance(value, dict):
+            flat.update(_flat(value, f"{prefix}{key}."))
+        else:
+            flat[f"{prefix}{key}"] = value
+    return flat
 
 
 def _finished_runs(
