@@ -13,12 +13,14 @@ from transformer_course import (
     Encoder,
     EncoderLayer,
     LearnedPositionalEmbedding,
+    MultiHeadAttention,
     SinusoidalPositionalEncoding,
     Transformer,
     padding_mask,
     recording_attention,
     target_mask,
 )
+from transformer_course.training import ModelConfig
 
 SRC_VOCAB, TGT_VOCAB, D_MODEL, HEADS, LAYERS, D_FF, PAD = 23, 19, 16, 4, 2, 32, 0
 
@@ -145,6 +147,29 @@ def test_fused_and_reference_attention_give_the_same_logits(device):
     with recording_attention(model):
         reference = model(src, tgt, src_mask, tgt_mask)
     torch.testing.assert_close(fused, reference, **TOLERANCE)
+
+
+def test_key_size_reaches_every_attention_of_both_stacks():
+    model = small_model("cpu", d_k=2)
+    attentions = [module for module in model.modules() if isinstance(module, MultiHeadAttention)]
+    assert len(attentions) == 3 * LAYERS  # encoder self; decoder self and cross
+    assert all(attention.d_k == 2 and attention.w_q.out_features == HEADS * 2 for attention in attentions)
+
+
+def test_smaller_key_size_removes_exactly_the_query_and_key_weights_it_saves():
+    def count(model):
+        return sum(parameter.numel() for parameter in model.parameters())
+
+    d_k = D_MODEL // HEADS
+    saved_per_attention = 2 * HEADS * (d_k - 2) * (D_MODEL + 1)  # W^Q and W^K, weights and biases
+    assert count(small_model("cpu")) - count(small_model("cpu", d_k=2)) == 3 * LAYERS * saved_per_attention
+
+
+def test_model_config_builds_the_key_size_it_stores():
+    config = ModelConfig(d_model=D_MODEL, num_heads=HEADS, d_k=2)
+    model = config.build(SRC_VOCAB, TGT_VOCAB)
+    assert model.encoder.layers[0].self_attention.d_k == 2
+    assert ModelConfig.from_dict(config.to_dict()) == config
 
 
 def test_recording_attention_keeps_weights_then_restores_the_fused_path():

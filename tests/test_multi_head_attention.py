@@ -141,6 +141,57 @@ def test_non_positive_sizes_raise():
         MultiHeadAttention(16, 0)
 
 
+def test_key_size_sets_the_query_and_key_projections_and_leaves_values_at_d_model():
+    attention = MultiHeadAttention(D_MODEL, HEADS, d_k=2)  # d_v = D_MODEL / HEADS = 4
+    assert attention.w_q.weight.shape == attention.w_k.weight.shape == (HEADS * 2, D_MODEL)
+    assert attention.w_v.weight.shape == attention.w_o.weight.shape == (D_MODEL, D_MODEL)
+    weights = 2 * (HEADS * 2 * D_MODEL) + 2 * D_MODEL * D_MODEL
+    biases = 2 * HEADS * 2 + 2 * D_MODEL
+    assert sum(parameter.numel() for parameter in attention.parameters()) == weights + biases
+
+
+def test_default_key_size_is_d_model_over_heads_like_the_values():
+    attention = MultiHeadAttention(D_MODEL, HEADS)
+    assert attention.d_k == attention.d_v == D_MODEL // HEADS
+
+
+@pytest.mark.parametrize("fused", PATHS)
+def test_smaller_key_size_keeps_the_output_shape_and_caches_keys_of_d_k(fused, device):
+    attention = MultiHeadAttention(D_MODEL, HEADS, d_k=2, fused=fused).to(device)
+    query, memory = torch.randn(3, 4, D_MODEL, device=device), torch.randn(3, 6, D_MODEL, device=device)
+    cache = KeyValueCache(static=True)
+    assert attention(query, memory, memory, cache=cache).shape == (3, 4, D_MODEL)
+    assert cache.key.shape == (3, HEADS, 6, 2) and cache.value.shape == (3, HEADS, 6, D_MODEL // HEADS)
+
+
+def test_smaller_key_size_scales_the_scores_by_one_over_root_d_k():
+    torch.manual_seed(0)
+    attention = MultiHeadAttention(D_MODEL, HEADS, d_k=3)
+    x = torch.randn(2, 5, D_MODEL)
+    attention(x, x, x)
+    q, k = attention.split_heads(attention.w_q(x)), attention.split_heads(attention.w_k(x))  # (2, HEADS, 5, 3)
+    expected = torch.softmax(q @ k.transpose(-2, -1) / 3**0.5, dim=-1)
+    torch.testing.assert_close(attention.attention_weights, expected, **TOLERANCE)
+
+
+def test_fused_path_equals_reference_path_with_a_smaller_key_size(device):
+    torch.manual_seed(0)
+    reference = MultiHeadAttention(D_MODEL, HEADS, d_k=2).to(device)
+    fused = MultiHeadAttention(D_MODEL, HEADS, d_k=2, fused=True).to(device)
+    fused.load_state_dict(reference.state_dict())
+    x = torch.randn(3, 6, D_MODEL, device=device)
+    mask = key_padding([6, 4, 2], 6, device) & causal_mask(6, device=device)
+    torch.testing.assert_close(fused(x, x, x, mask), reference(x, x, x, mask), **TOLERANCE)
+
+
+@pytest.mark.parametrize("d_k", [0, -4, 2.5], ids=["zero", "negative", "float"])
+def test_bad_key_size_raises_naming_it(d_k):
+    with pytest.raises(
+        ValueError, match=re.escape(f"d_k, the key size of each head, must be a positive int or None, got {d_k!r}")
+    ):
+        MultiHeadAttention(D_MODEL, HEADS, d_k=d_k)
+
+
 @pytest.mark.parametrize(
     "name, shape",
     [("query", (2, 5)), ("key", (2, 5, D_MODEL + 1)), ("value", (2, 5, D_MODEL, 1))],

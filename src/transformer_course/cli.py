@@ -8,6 +8,7 @@ Learners:
     transformer-course train --task numbers --minutes M        train the final-project model
     transformer-course evaluate CHECKPOINT                     decode a test split and score it
     transformer-course record CHECKPOINT --out FILE.json       keep a trained run's curves, scores and examples
+    transformer-course variations --steps N --out FILE.json    the paper's Table 3 at small scale, several seeds
 
 Each group of commands lives beside the code it drives and registers itself here.
 """
@@ -20,6 +21,7 @@ import sys
 from . import __version__
 from .grading import commands as grading_commands
 from .training import commands as training_commands
+from .training import variations
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -28,6 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
     subcommands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     grading_commands.register(subcommands)
     training_commands.register(subcommands)
+    variations.register(subcommands)
     return parser
 
 

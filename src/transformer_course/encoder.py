@@ -29,6 +29,8 @@ class EncoderLayer(nn.Module):
         d_ff: inner width of the feed-forward network.
         dropout: dropout rate (attention weights, sublayer outputs, FFN hidden layer).
         norm_first: Pre-LN if True, Post-LN (the paper) if False.
+        d_k: each head's query/key size (default ``d_model / num_heads``; see
+            :class:`~transformer_course.MultiHeadAttention`).
         fused: use PyTorch's fused attention kernel.
     """
 
@@ -40,10 +42,11 @@ class EncoderLayer(nn.Module):
         dropout: float = 0.1,
         norm_first: bool = False,
         *,
+        d_k: int | None = None,
         fused: bool = False,
     ):
         super().__init__()
-        self.self_attention = MultiHeadAttention(d_model, num_heads, dropout, fused=fused)
+        self.self_attention = MultiHeadAttention(d_model, num_heads, dropout, d_k=d_k, fused=fused)
         self.feed_forward = PositionwiseFeedForward(d_model, d_ff, dropout)
         self.attention_sublayer = SublayerConnection(d_model, dropout, norm_first)
         self.feed_forward_sublayer = SublayerConnection(d_model, dropout, norm_first)

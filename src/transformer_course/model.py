@@ -44,6 +44,7 @@ class Transformer(nn.Module):
         max_len: longest sequence the positional encoding covers.
         tie_embeddings: share the target embedding with the output layer.
         positional: ``"sinusoidal"`` (the paper) or ``"learned"``.
+        d_k: each head's query/key size (default ``d_model / num_heads``; Table 3 row B varies it).
         fused_attention: use PyTorch's fused attention kernel (faster; attention weights are not
             kept; see :func:`recording_attention`).
         shared_vocabulary: source and target use one vocabulary (e.g. a joint BPE); with
@@ -64,6 +65,7 @@ class Transformer(nn.Module):
         tie_embeddings: bool = True,
         *,
         positional: str = "sinusoidal",
+        d_k: int | None = None,
         fused_attention: bool = True,
         shared_vocabulary: bool = False,
     ):
@@ -80,10 +82,10 @@ class Transformer(nn.Module):
         self.source_positions = POSITIONAL_ENCODINGS[positional](d_model, max_len, dropout)
         self.target_positions = POSITIONAL_ENCODINGS[positional](d_model, max_len, dropout)
         self.encoder = Encoder(
-            EncoderLayer(d_model, num_heads, d_ff, dropout, norm_first, fused=fused_attention), num_layers
+            EncoderLayer(d_model, num_heads, d_ff, dropout, norm_first, d_k=d_k, fused=fused_attention), num_layers
         )
         self.decoder = Decoder(
-            DecoderLayer(d_model, num_heads, d_ff, dropout, norm_first, fused=fused_attention), num_layers
+            DecoderLayer(d_model, num_heads, d_ff, dropout, norm_first, d_k=d_k, fused=fused_attention), num_layers
         )
         self.output_projection = nn.Linear(d_model, tgt_vocab_size, bias=False)
         self._reset_parameters()

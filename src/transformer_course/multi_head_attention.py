@@ -9,10 +9,15 @@ side by side, each in its own ``d_k = d_model / h``-dimensional subspace, then c
 and mixes them with ``W^O``.
 
 The ``h`` projections ``W_i^Q`` (each ``d_model × d_k``) are stored side by side as one
-``nn.Linear(d_model, d_model)``: its output, reshaped to ``(batch, L, h, d_k)``, holds every
-head's query. The same holds for ``W^K`` and ``W^V``. All heads together cost the matrix
-multiplications of one full-width attention; only the softmax and the stored weights
-``(batch, h, L_q, L_k)`` grow with ``h``.
+``nn.Linear(d_model, h·d_k)``: its output, reshaped to ``(batch, L, h, d_k)``, holds every
+head's query. The same holds for ``W^K``, and for ``W^V`` with ``d_v`` in place of ``d_k``. All
+heads together cost the matrix multiplications of one full-width attention; only the softmax and
+the stored weights ``(batch, h, L_q, L_k)`` grow with ``h``.
+
+The paper sets ``d_k = d_v = d_model / h`` in its models. Table 3 row B shrinks the key size
+``d_k`` alone (16 and 32 instead of 64), and quality drops ("determining compatibility is not
+easy"); so ``d_k`` is an argument here, while ``d_v`` stays ``d_model / h`` so that the
+concatenated heads keep the model's width.
 
 For autoregressive decoding, :class:`KeyValueCache` keeps the keys and values already computed
 so that each new token costs one projection instead of recomputing the whole prefix.
@@ -32,7 +37,8 @@ from .attention import scaled_dot_product_attention
 class KeyValueCache:
     """Keys and values of one attention layer, kept between decoding steps.
 
-    Both tensors are already projected and split into heads: ``(batch, heads, steps, d_k)``.
+    Both tensors are already projected and split into heads: keys ``(batch, heads, steps, d_k)``,
+    values ``(batch, heads, steps, d_v)``.
 
     * ``static=False`` (decoder self-attention): every call appends the new positions' keys and
       values, so the cache grows by one step per generated token.
@@ -56,7 +62,9 @@ class MultiHeadAttention(nn.Module):
 
     Args:
         d_model: model width; must be divisible by ``num_heads``.
-        num_heads: number of heads ``h``; each works in ``d_k = d_v = d_model / h`` dimensions.
+        num_heads: number of heads ``h``; each head's values have ``d_v = d_model / h`` dimensions.
+        d_k: each head's query and key size (default ``d_model / h``, as in the paper's models;
+            Table 3 row B varies it alone). Scores are scaled by ``1/√d_k``.
         dropout: dropout on the attention weights (the paper applies dropout to sublayer outputs;
             PyTorch's ``nn.MultiheadAttention`` applies it here, and so do we, to match it).
         bias: whether the four projections have biases.
@@ -64,27 +72,40 @@ class MultiHeadAttention(nn.Module):
             reference path; the weights are then not kept.
 
     Attributes:
-        w_q, w_k, w_v, w_o: ``nn.Linear(d_model, d_model)``, the paper's W^Q, W^K, W^V, W^O.
+        w_q, w_k: ``nn.Linear(d_model, h·d_k)``, the paper's W^Q and W^K for all heads.
+        w_v, w_o: ``nn.Linear(d_model, d_model)`` (``h·d_v = d_model``), the paper's W^V and W^O.
         attention_weights: the weights of the last forward call, ``(batch, heads, L_q, L_k)``,
             detached; ``None`` before the first call and when ``fused`` is True.
     """
 
-    def __init__(self, d_model: int, num_heads: int, dropout: float = 0.0, bias: bool = True, *, fused: bool = False):
+    def __init__(
+        self,
+        d_model: int,
+        num_heads: int,
+        dropout: float = 0.0,
+        bias: bool = True,
+        *,
+        d_k: int | None = None,
+        fused: bool = False,
+    ):
         super().__init__()
         if d_model <= 0 or num_heads <= 0:
             raise ValueError(f"d_model and num_heads must be positive, got d_model={d_model}, num_heads={num_heads}")
         if d_model % num_heads != 0:
             raise ValueError(
                 f"d_model={d_model} is not divisible by num_heads={num_heads}: each head needs "
-                f"d_k = d_model / num_heads dimensions"
+                f"d_v = d_model / num_heads dimensions"
             )
+        if d_k is not None and (not isinstance(d_k, int) or d_k <= 0):
+            raise ValueError(f"d_k, the key size of each head, must be a positive int or None, got {d_k!r}")
         self.d_model = d_model
         self.num_heads = num_heads
-        self.d_k = d_model // num_heads
+        self.d_v = d_model // num_heads
+        self.d_k = self.d_v if d_k is None else d_k
         self.dropout = dropout
         self.fused = fused
-        self.w_q = nn.Linear(d_model, d_model, bias=bias)
-        self.w_k = nn.Linear(d_model, d_model, bias=bias)
+        self.w_q = nn.Linear(d_model, num_heads * self.d_k, bias=bias)
+        self.w_k = nn.Linear(d_model, num_heads * self.d_k, bias=bias)
         self.w_v = nn.Linear(d_model, d_model, bias=bias)
         self.w_o = nn.Linear(d_model, d_model, bias=bias)
         self.attention_weights: Tensor | None = None
@@ -136,12 +157,14 @@ class MultiHeadAttention(nn.Module):
         return self.w_o(self.merge_heads(heads))  # (batch, L_q, d_model)
 
     def split_heads(self, x: Tensor) -> Tensor:
-        """``(batch, L, d_model)`` → ``(batch, heads, L, d_k)``: head ``i`` owns features ``i·d_k … (i+1)·d_k - 1``."""
+        """``(batch, L, h·d)`` → ``(batch, heads, L, d)``: head ``i`` owns features ``i·d … (i+1)·d - 1``.
+
+        ``d`` is ``d_k`` for projected queries and keys, ``d_v`` for projected values."""
         batch, length, _ = x.shape
-        return x.view(batch, length, self.num_heads, self.d_k).transpose(1, 2)
+        return x.view(batch, length, self.num_heads, -1).transpose(1, 2)
 
     def merge_heads(self, x: Tensor) -> Tensor:
-        """``(batch, heads, L, d_k)`` → ``(batch, L, d_model)``: Concat(head_1, …, head_h)."""
+        """``(batch, heads, L, d_v)`` → ``(batch, L, d_model)``: Concat(head_1, …, head_h)."""
         batch, _, length, _ = x.shape
         return x.transpose(1, 2).reshape(batch, length, self.d_model)
 
@@ -162,5 +185,5 @@ class MultiHeadAttention(nn.Module):
             )
 
     def extra_repr(self) -> str:
-        sizes = f"d_model={self.d_model}, num_heads={self.num_heads}, d_k={self.d_k}"
+        sizes = f"d_model={self.d_model}, num_heads={self.num_heads}, d_k={self.d_k}, d_v={self.d_v}"
         return f"{sizes}, dropout={self.dropout}, fused={self.fused}"

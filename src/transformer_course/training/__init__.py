@@ -22,6 +22,7 @@ training loop with checkpoints, resumption, mixed precision and several processe
 ``evaluation``         :func:`evaluate`: decode a split and score it
 ``plots``              the learning curves
 ``commands``           the ``train`` and ``evaluate`` commands
+``variations``         the paper's Table 3 at small scale, several seeds per variant (``variations`` command)
 =====================  ==============================================================
 """
 

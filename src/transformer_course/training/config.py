@@ -21,6 +21,7 @@ class ModelConfig:
 
     d_model: int = 128
     num_heads: int = 4
+    d_k: int | None = None  # each head's query/key size; None: d_model / num_heads (Table 3 row B varies it)
     num_layers: int = 2
     d_ff: int = 512
     dropout: float = 0.1
