@@ -19,9 +19,11 @@ training loop with checkpoints, resumption, mixed precision and several processe
 ``evaluation``         :func:`evaluate`: decode a split and score it
 ``plots``              the learning curves
 ``commands``           the ``train`` and ``evaluate`` commands
+``book_run``           the book's numbers model: trained by chapter 8, loaded by chapter 9
 =====================  ==============================================================
 """
 
+from .book_run import BOOK_RUN_DIRECTORY, BookRun, BookRunPlan, book_numbers_run
 from .checkpoint import load_checkpoint, load_trained_model, save_checkpoint
 from .config import CPU_RECIPES, RECIPES, ModelConfig, Recipe, TrainingConfig, recipe_for
 from .evaluation import evaluate, teacher_forced_loss
@@ -31,6 +33,10 @@ from .plots import plot_training_curves
 from .schedule import transformer_learning_rate, transformer_optimizer, warmup_scheduler
 
 __all__ = [
+    "BOOK_RUN_DIRECTORY",
+    "BookRun",
+    "BookRunPlan",
+    "book_numbers_run",
     "LabelSmoothingLoss",
     "ModelConfig",
     "CPU_RECIPES",
