@@ -10,7 +10,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import pytest
 from matplotlib.colors import to_hex
-from matplotlib.patches import FancyBboxPatch
+from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 
 from transformer_course.diagrams import (
     EXAMPLE,
@@ -63,6 +63,20 @@ def test_every_box_of_figure_1_names_its_shape():
 def test_only_the_requested_part_is_highlighted(part):
     ax = draw_figure_1({part})
     assert len(_highlighted_labels(ax)) == len(PARTS[part])
+    plt.close(ax.figure)
+
+
+def _highlighted_arrows(ax) -> int:
+    return sum(
+        isinstance(patch, FancyArrowPatch) and to_hex(patch.get_edgecolor()) == to_hex(HIGHLIGHT)
+        for patch in ax.patches
+    )
+
+
+@pytest.mark.parametrize("part", sorted(PARTS))
+def test_the_decoding_loop_back_to_the_inputs_is_drawn_for_decoding_only(part):
+    ax = draw_figure_1({part})
+    assert _highlighted_arrows(ax) == (1 if part == "decoding" else 0)
     plt.close(ax.figure)
 
 

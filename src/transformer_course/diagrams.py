@@ -42,6 +42,8 @@ PARTS = {
     ),
     "feed-forward": ("encoder feed-forward", "decoder feed-forward"),
     "output": ("output projection", "softmax", "target tokens"),
+    # Decoding closes a loop the figure leaves out: the token chosen from the softmax is the next input.
+    "decoding": ("softmax", "target tokens"),
 }
 EXAMPLE = {"batch": 2, "source_length": 7, "target_length": 6, "vocabulary": 1000}
 HIGHLIGHT, PLAIN, EDGE = "#f6c453", "#eef0f3", "#4a4f57"
@@ -119,7 +121,8 @@ def _draw_box(ax: Axes, box: _Box, text: str, highlighted: bool, height: float =
 
 
 def _arrow(ax: Axes, start: tuple[float, float], end: tuple[float, float], **style) -> None:
-    ax.add_patch(FancyArrowPatch(start, end, arrowstyle="-|>", mutation_scale=7, color=EDGE, linewidth=0.8, **style))
+    style = {"color": EDGE, "linewidth": 0.8, **style}
+    ax.add_patch(FancyArrowPatch(start, end, arrowstyle="-|>", mutation_scale=7, **style))
 
 
 def draw_figure_1(highlight: set[str] | frozenset[str] = frozenset(), ax: Axes | None = None) -> Axes:
@@ -145,13 +148,15 @@ def draw_figure_1(highlight: set[str] | frozenset[str] = frozenset(), ax: Axes |
             _draw_box(ax, box, f"{box.label}\n{_shape(shapes[box.key])}", box.key in coloured)
         _draw_residual_connections(ax, column)
     _draw_stacks(ax, encoder_x, decoder_x)
+    if "decoding" in highlight:
+        _draw_feedback(ax, decoder_x)
     batch, source_length, target_length = EXAMPLE["batch"], EXAMPLE["source_length"], EXAMPLE["target_length"]
     ax.set_title(
         f"Figure 1 with the shapes of one forward pass: batch {batch}, {source_length} source and "
         f"{target_length} target tokens, vocabulary {EXAMPLE['vocabulary']}",
         fontsize=8.5,
     )
-    ax.set(xlim=(0, 1), ylim=(0, 1))
+    ax.set(xlim=(0, 1.06 if "decoding" in highlight else 1), ylim=(0, 1))
     ax.axis("off")
     return ax
 
@@ -205,6 +210,13 @@ def _draw_stacks(ax: Axes, encoder_x: float, decoder_x: float) -> None:
     ax.text(decoder_x + 0.235, 0.53, "× N = 6", ha="left", va="center", fontsize=8)
     _arrow(ax, (encoder_x + 0.17, 0.58), (decoder_x - 0.17, 0.50), connectionstyle="arc3,rad=-0.25")
     ax.text(0.5, 0.60, "memory", ha="center", fontsize=7, style="italic")
+
+
+def _draw_feedback(ax: Axes, x: float) -> None:
+    """At inference, the token chosen from the output probabilities is fed back as the next input."""
+    # Right of the stack's "× N = 6": the bar's offset is a fraction of the arrow's length.
+    _arrow(ax, (x + 0.17, 0.95), (x + 0.17, 0.04), connectionstyle="bar,fraction=-0.15", color=HIGHLIGHT, linewidth=2)
+    ax.text(x + 0.18, 0.17, "decoding:\nthe chosen\ntoken is the\nnext input", ha="left", va="center", fontsize=7)
 
 
 @functools.cache

@@ -7,7 +7,7 @@ Chapters are executed through the execution cache (``_build/.jupyter_cache``), s
 
 The built site is then served on 127.0.0.1 and every page of the table of contents is opened in
 headless Chromium (driven by Selenium through Debian's ``chromedriver``). Each page is loaded
-once; the tests below check what was seen there. Screenshots of two pages are saved to
+once; the tests below check what was seen there. Screenshots of a few pages are saved to
 ``_build/screenshots/`` for a person to look at.
 
 Chromium is needed: ``apt-get install chromium chromium-driver``. Without it the browser tests
@@ -294,15 +294,17 @@ def _screenshot(
 
 @pytest.fixture(scope="session")
 def visits(browser, site_url) -> dict[str, PageVisit]:
-    """Open every page of the table of contents once; save two screenshots."""
+    """Open every page of the table of contents once; save screenshots for a person to look at."""
     seen = {page: _visit(browser, site_url, page) for page in PAGES}
     _screenshot(browser, site_url, "book/01-attention", "01-attention.png", scroll_to_first_figure=False)
     _screenshot(
         browser, site_url, "book/03-positional-encoding", "03-positional-encoding.png", scroll_to_first_figure=True
     )
-    # The paper's Figures 1 and 2 as the package draws them, and every attention head of a trained model.
+    # The paper's Figures 1 and 2 as the package draws them, chapter 9's Figure 1 with the decoding loop, and
+    # every attention head of a trained model.
     _screenshot(browser, site_url, "book/intro", "intro-figure-1.png", scroll_to_first_figure=True)
-    _screenshot(browser, site_url, "book/08-training", "08-every-head.png", scroll_to="every-head")
+    _screenshot(browser, site_url, "book/09-decoding", "09-figure-1.png", scroll_to_first_figure=True)
+    _screenshot(browser, site_url, "book/09-decoding", "09-every-head.png", scroll_to="every-head")
     return seen
 
 

@@ -23,9 +23,11 @@ training loop with checkpoints, resumption, mixed precision and several processe
 ``plots``              the learning curves
 ``commands``           the ``train`` and ``evaluate`` commands
 ``variations``         the paper's Table 3 at small scale, several seeds per variant (``variations`` command)
+``book_run``           the book's numbers model: trained by chapter 8, loaded by chapter 9
 =====================  ==============================================================
 """
 
+from .book_run import BOOK_RUN_DIRECTORY, BookRun, BookRunPlan, book_numbers_run
 from .checkpoint import load_checkpoint, load_trained_model, save_checkpoint
 from .config import CPU_RECIPES, RECIPES, ModelConfig, Recipe, TrainingConfig, recipe_for
 from .evaluation import evaluate, teacher_forced_loss
@@ -37,6 +39,10 @@ from .run_state import RunState, SavedRun
 from .schedule import transformer_learning_rate, transformer_optimizer, warmup_scheduler
 
 __all__ = [
+    "BOOK_RUN_DIRECTORY",
+    "BookRun",
+    "BookRunPlan",
+    "book_numbers_run",
     "LabelSmoothingLoss",
     "ModelConfig",
     "CPU_RECIPES",

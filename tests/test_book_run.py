@@ -1,0 +1,108 @@
+"""The book's numbers model: trained once into its directory, loaded from there afterwards, trained
+again only when asked to or when the directory holds another plan's run."""
+
+import shutil
+
+import pytest
+import torch
+
+from transformer_course.training import BookRunPlan, ModelConfig, book_numbers_run, train
+from transformer_course.training import book_run as book_run_module
+
+# A plan of the same shape as the book's, small enough for a unit test: the copy task instead of the
+# numbers, and validations that decode a few examples only.
+TINY_PLAN = BookRunPlan(
+    task=dict(name="copy", seed=0, vocabulary_size=6, max_length=6, train_size=400, validation_size=40, test_size=40),
+    model=ModelConfig(d_model=16, num_heads=2, num_layers=1, d_ff=32),
+    training=dict(warmup_steps=5, validate_every=100, validation_examples=4, log_every=2, max_tokens=256, device="cpu"),
+    steps=8,
+    snapshot_step=2,
+    averaged_count=3,
+    checkpoint_spacing=2,
+)
+
+
+@pytest.fixture(scope="module")
+def run_directory(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("book-run")
+    book_numbers_run(directory, fresh=True, plan=TINY_PLAN)
+    return directory
+
+
+def _state(model):
+    return {name: tensor.clone() for name, tensor in model.state_dict().items()}
+
+
+def _refuse_training(*args, **kwargs):
+    raise AssertionError("trained although a finished run was there")
+
+
+def test_the_plan_cuts_the_run_at_the_snapshot_and_at_every_averaged_checkpoint():
+    assert TINY_PLAN.segment_ends == [2, 4, 6, 8]
+
+
+def test_a_snapshot_after_the_first_averaged_checkpoint_is_refused():
+    with pytest.raises(ValueError, match="snapshot \\(step 5\\) must come before the first averaged checkpoint"):
+        BookRunPlan(steps=8, snapshot_step=5, averaged_count=3, checkpoint_spacing=2)
+
+
+def test_a_finished_run_is_loaded_without_training(run_directory, monkeypatch):
+    first = book_numbers_run(run_directory, plan=TINY_PLAN)
+    monkeypatch.setattr(book_run_module, "train", _refuse_training)
+    again = book_numbers_run(run_directory, plan=TINY_PLAN)
+    assert again.steps == TINY_PLAN.steps
+    for name, tensor in _state(first.model).items():
+        torch.testing.assert_close(again.model.state_dict()[name], tensor)
+
+
+def test_the_averaged_weights_are_the_mean_of_the_last_checkpoints(run_directory):
+    run = book_numbers_run(run_directory, plan=TINY_PLAN)
+    # A resumed run ends with the parameters of an uninterrupted one, so each checkpoint can be retrained alone.
+    states = [
+        _state(train(run.task, TINY_PLAN.training_config(end), TINY_PLAN.model, progress=False).model)
+        for end in TINY_PLAN.segment_ends[1:]
+    ]
+    saved = torch.load(run_directory / book_run_module.BOOK_MODEL_NAME, weights_only=True)["averaged"]
+    for name, tensor in saved.items():
+        torch.testing.assert_close(tensor, sum(state[name] for state in states) / len(states))
+
+
+def test_the_book_model_is_the_average_unless_the_last_checkpoint_is_better_on_validation(run_directory):
+    run = book_numbers_run(run_directory, plan=TINY_PLAN)
+    exact = run.validation_exact_match
+    assert run.chosen == ("averaged" if exact["averaged"] >= exact["last"] else "last")
+    saved = torch.load(run_directory / book_run_module.BOOK_MODEL_NAME, weights_only=True)["averaged"]
+    chosen_state = saved if run.chosen == "averaged" else _state(run.last)
+    for name, tensor in chosen_state.items():
+        torch.testing.assert_close(run.model.state_dict()[name], tensor)
+
+
+def test_the_snapshot_is_the_model_at_the_snapshot_step(run_directory):
+    run = book_numbers_run(run_directory, plan=TINY_PLAN)
+    expected = _state(
+        train(run.task, TINY_PLAN.training_config(TINY_PLAN.snapshot_step), TINY_PLAN.model, progress=False).model
+    )
+    for name, tensor in expected.items():
+        torch.testing.assert_close(run.snapshot.state_dict()[name], tensor)
+
+
+def test_fresh_trains_again_although_a_finished_run_is_there(tmp_path, monkeypatch):
+    plan = BookRunPlan(**{**TINY_PLAN.__dict__, "steps": 6, "averaged_count": 2})
+    book_numbers_run(tmp_path, plan=plan)
+    trained = []
+    monkeypatch.setattr(
+        book_run_module, "train", lambda *args, **kwargs: trained.append(args) or train(*args, **kwargs)
+    )
+    book_numbers_run(tmp_path, plan=plan, fresh=True)
+    assert len(trained) == len(plan.segment_ends)
+
+
+def test_a_directory_holding_another_plans_run_is_trained_afresh(run_directory, tmp_path, monkeypatch):
+    directory = shutil.copytree(run_directory, tmp_path / "copy")
+    other = BookRunPlan(**{**TINY_PLAN.__dict__, "steps": 6, "averaged_count": 2})
+    trained = []
+    monkeypatch.setattr(
+        book_run_module, "train", lambda *args, **kwargs: trained.append(args) or train(*args, **kwargs)
+    )
+    run = book_numbers_run(directory, plan=other)
+    assert trained and run.steps == other.steps
