@@ -16,7 +16,6 @@ TINY_PLAN = BookRunPlan(
     model=ModelConfig(d_model=16, num_heads=2, num_layers=1, d_ff=32),
     training=dict(warmup_steps=5, validate_every=100, validation_examples=4, log_every=2, max_tokens=256, device="cpu"),
     steps=8,
-    snapshot_step=2,
     averaged_count=3,
     checkpoint_spacing=2,
 )
@@ -37,13 +36,13 @@ def _refuse_training(*args, **kwargs):
     raise AssertionError("trained although a finished run was there")
 
 
-def test_the_plan_cuts_the_run_at_the_snapshot_and_at_every_averaged_checkpoint():
-    assert TINY_PLAN.segment_ends == [2, 4, 6, 8]
+def test_the_plan_cuts_the_run_at_every_averaged_checkpoint():
+    assert TINY_PLAN.segment_ends == [4, 6, 8]
 
 
-def test_a_snapshot_after_the_first_averaged_checkpoint_is_refused():
-    with pytest.raises(ValueError, match="snapshot \\(step 5\\) must come before the first averaged checkpoint"):
-        BookRunPlan(steps=8, snapshot_step=5, averaged_count=3, checkpoint_spacing=2)
+def test_more_averaged_checkpoints_than_the_run_holds_are_refused():
+    with pytest.raises(ValueError, match="5 checkpoints 2 steps apart do not fit in 8 steps"):
+        BookRunPlan(steps=8, averaged_count=5, checkpoint_spacing=2)
 
 
 def test_a_finished_run_is_loaded_without_training(run_directory, monkeypatch):
@@ -60,7 +59,7 @@ def test_the_averaged_weights_are_the_mean_of_the_last_checkpoints(run_directory
     # A resumed run ends with the parameters of an uninterrupted one, so each checkpoint can be retrained alone.
     states = [
         _state(train(run.task, TINY_PLAN.training_config(end), TINY_PLAN.model, progress=False).model)
-        for end in TINY_PLAN.segment_ends[1:]
+        for end in TINY_PLAN.segment_ends
     ]
     saved = torch.load(run_directory / book_run_module.BOOK_MODEL_NAME, weights_only=True)["averaged"]
     for name, tensor in saved.items():
@@ -75,15 +74,6 @@ def test_the_book_model_is_the_average_unless_the_last_checkpoint_is_better_on_v
     chosen_state = saved if run.chosen == "averaged" else _state(run.last)
     for name, tensor in chosen_state.items():
         torch.testing.assert_close(run.model.state_dict()[name], tensor)
-
-
-def test_the_snapshot_is_the_model_at_the_snapshot_step(run_directory):
-    run = book_numbers_run(run_directory, plan=TINY_PLAN)
-    expected = _state(
-        train(run.task, TINY_PLAN.training_config(TINY_PLAN.snapshot_step), TINY_PLAN.model, progress=False).model
-    )
-    for name, tensor in expected.items():
-        torch.testing.assert_close(run.snapshot.state_dict()[name], tensor)
 
 
 def test_fresh_trains_again_although_a_finished_run_is_there(tmp_path, monkeypatch):

@@ -6,16 +6,16 @@
     run = book_numbers_run()             # chapter 9: load what chapter 8 saved, or train it the same way
 
 The run is the course's numbers recipe at half the width, cut into segments with ``resume=True``
-so that the training loop writes a checkpoint at each segment's end. One segment ends early, for a
-snapshot; the last :attr:`BookRunPlan.averaged_count` end :attr:`BookRunPlan.checkpoint_spacing`
-steps apart, and their weights are averaged, as the paper averaged its last checkpoints (§6.1).
+so that the training loop writes a checkpoint at each segment's end. The last
+:attr:`BookRunPlan.averaged_count` segments end :attr:`BookRunPlan.checkpoint_spacing` steps apart,
+and their weights are averaged, as the paper averaged its last checkpoints (§6.1).
 The average and the last checkpoint are compared on the validation split (as much of it as the
 training loop's validations decode), never on the test split, and the better one is the book's
 model (the average on a tie, as the paper used it).
 
 Everything lands in one directory, :data:`BOOK_RUN_DIRECTORY` (relative to the working directory:
 ``book/`` while the book builds): the training loop's ``checkpoint.pt`` and ``history.json``, and
-``book-model.pt`` with the snapshot, the average and the choice. ``book-model.pt`` is written last,
+``book-model.pt`` with the average and the choice. ``book-model.pt`` is written last,
 so a directory that holds it holds a finished run.
 """
 
@@ -49,7 +49,6 @@ class BookRunPlan:
         model: the model's size.
         training: :class:`TrainingConfig` settings besides ``max_steps`` and ``out_dir``.
         steps: optimiser updates in all.
-        snapshot_step: a segment ends here and its model is kept (chapter 8's ablations start from it).
         averaged_count: how many of the last checkpoints are averaged.
         checkpoint_spacing: steps between two averaged checkpoints.
     """
@@ -64,7 +63,6 @@ class BookRunPlan:
         )
     )
     steps: int = 1000
-    snapshot_step: int = 300
     averaged_count: int = 5
     checkpoint_spacing: int = 50
 
@@ -74,10 +72,10 @@ class BookRunPlan:
                 f"averaged_count and checkpoint_spacing must be positive, got {self.averaged_count} and "
                 f"{self.checkpoint_spacing}"
             )
-        if not 0 < self.snapshot_step < self.first_averaged_step:
+        if self.first_averaged_step < 1:
             raise ValueError(
-                f"the snapshot (step {self.snapshot_step}) must come before the first averaged checkpoint "
-                f"(step {self.first_averaged_step})"
+                f"{self.averaged_count} checkpoints {self.checkpoint_spacing} steps apart "
+                f"do not fit in {self.steps} steps"
             )
 
     @property
@@ -87,7 +85,7 @@ class BookRunPlan:
     @property
     def segment_ends(self) -> list[int]:
         """The steps at which a segment of the run stops and the loop writes its checkpoint."""
-        return [self.snapshot_step, *range(self.first_averaged_step, self.steps + 1, self.checkpoint_spacing)]
+        return list(range(self.first_averaged_step, self.steps + 1, self.checkpoint_spacing))
 
     def training_config(self, max_steps: int, out_dir: str | Path | None = None) -> TrainingConfig:
         return TrainingConfig(max_steps=max_steps, out_dir=None if out_dir is None else str(out_dir), **self.training)
@@ -102,7 +100,6 @@ class BookRun:
 
     Attributes:
         model: the chosen model (the average or the last checkpoint), in eval mode on the CPU.
-        snapshot: the model at ``plan.snapshot_step``.
         last: the model after the last step.
         task: the task, with the tokenizers the model was trained with.
         history: the learning curves of the whole run (see :func:`train`).
@@ -113,7 +110,6 @@ class BookRun:
     """
 
     model: nn.Module
-    snapshot: nn.Module
     last: nn.Module
     task: TranslationTask
     history: dict
@@ -147,17 +143,14 @@ def book_numbers_run(
         for end in plan.segment_ends:
             result = train(task, plan.training_config(end, directory), plan.model, progress=False, resume=True)
             states[end] = {name: tensor.clone() for name, tensor in result.model.state_dict().items()}
-    averaged_ends = plan.segment_ends[1:]
-    averaged = {
-        name: sum(states[end][name] for end in averaged_ends) / len(averaged_ends) for name in states[plan.steps]
-    }
+    averaged = {name: sum(state[name] for state in states.values()) / len(states) for name in states[plan.steps]}
     candidates = {"last": result.model.eval(), "averaged": _built(plan, task, averaged)}
     limit = plan.training_config(plan.steps).validation_examples  # as the validations during training
     exact = {
         name: evaluate(model, task, "validation", limit=limit)["exact_match"] for name, model in candidates.items()
     }
     chosen = "averaged" if exact["averaged"] >= exact["last"] else "last"
-    book_model = {"plan": plan.to_dict(), "snapshot": states[plan.snapshot_step], "averaged": averaged}
+    book_model = {"plan": plan.to_dict(), "averaged": averaged}
     save_checkpoint({**book_model, "validation_exact_match": exact, "chosen": chosen}, saved)
     return _load(directory, plan)
 
@@ -174,7 +167,6 @@ def _load(directory: Path, plan: BookRunPlan) -> BookRun:
     averaged = _built(plan, task, saved["averaged"])
     return BookRun(
         model=averaged if saved["chosen"] == "averaged" else last,
-        snapshot=_built(plan, task, saved["snapshot"]),
         last=last,
         task=task,
         history=state["history"],
