@@ -254,6 +254,20 @@ def test_encoder_and_decoder_layers_start_from_different_weights():
         assert first.shape == second.shape and not torch.equal(first, second)
 
 
+@pytest.mark.parametrize("stack, layer", [(Encoder, EncoderLayer), (Decoder, DecoderLayer)], ids=["encoder", "decoder"])
+def test_a_stack_applies_the_final_norm_it_is_given_after_its_last_layer(stack, layer):
+    final_norm = torch.nn.LayerNorm(16)
+    built = stack(layer(16, 2, 32, dropout=0.0, norm_first=True), num_layers=2, final_norm=final_norm)
+    assert built.final_norm is final_norm
+    assert isinstance(stack(layer(16, 2, 32), num_layers=2).final_norm, torch.nn.Identity)
+
+
+@pytest.mark.parametrize("norm_first, final_norm", [(False, torch.nn.Identity), (True, torch.nn.LayerNorm)])
+def test_transformer_ends_each_stack_with_a_layer_norm_only_when_pre_ln(norm_first, final_norm):
+    model = small_model("cpu", norm_first=norm_first)
+    assert isinstance(model.encoder.final_norm, final_norm) and isinstance(model.decoder.final_norm, final_norm)
+
+
 def test_token_ids_outside_the_vocabulary_raise_naming_the_range():
     model = small_model("cpu")
     src = tokens(2, 7, SRC_VOCAB, "cpu")

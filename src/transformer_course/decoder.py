@@ -102,19 +102,19 @@ class DecoderLayer(nn.Module):
 
 
 class Decoder(nn.Module):
-    """``num_layers`` independent copies of ``layer``, then a final LayerNorm for Pre-LN.
+    """``num_layers`` independent copies of ``layer``, then ``final_norm`` (see :class:`~transformer_course.Encoder`).
 
     Args:
         layer: the layer to copy (each copy gets its own freshly initialised parameters).
         num_layers: ``N`` (6 in the paper).
+        final_norm: applied to the last layer's output, e.g. ``nn.LayerNorm(d_model)`` for a Pre-LN
+            stack; ``None`` (Post-LN) applies nothing.
     """
 
-    def __init__(self, layer: DecoderLayer, num_layers: int):
+    def __init__(self, layer: DecoderLayer, num_layers: int, final_norm: nn.Module | None = None):
         super().__init__()
         self.layers = independent_copies(layer, num_layers)
-        norm_first = layer.self_attention_sublayer.norm_first
-        d_model = layer.self_attention.d_model
-        self.final_norm = nn.LayerNorm(d_model) if norm_first else nn.Identity()
+        self.final_norm = final_norm if final_norm is not None else nn.Identity()
 
     def forward(
         self,

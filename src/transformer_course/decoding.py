@@ -70,26 +70,7 @@ def greedy_decode(
     Returns:
         ``(batch, T)`` generated ids, ``T ≤ max_len``; after a row's ``<eos>`` comes ``<pad>``.
     """
-    _check_source(source)
-    with evaluation_mode(model):
-        source_mask = padding_mask(source, pad_id)  # (batch, 1, 1, L_src)
-        memory = model.encode(source, source_mask)  # (batch, L_src, d_model)
-        cache = model.decoder.new_cache()
-        next_input = torch.full((source.size(0), 1), bos_id, dtype=torch.long, device=source.device)
-        finished = torch.zeros(source.size(0), dtype=torch.bool, device=source.device)
-        generated = []
-        for _ in range(max_len):
-            hidden = model.decode(
-                next_input, memory, source_mask, cache=cache
-            )  # (batch, 1, d_model): the new position only
-            token = model.generate_logits(hidden[:, -1]).argmax(dim=-1)  # (batch,)
-            token = token.masked_fill(finished, pad_id)
-            generated.append(token)
-            finished |= token == eos_id
-            if finished.all():
-                break
-            next_input = token.unsqueeze(1)  # (batch, 1)
-        return torch.stack(generated, dim=1)
+    return _greedy_search(model, source, max_len, pad_id, bos_id, eos_id, use_cache=True)
 
 
 def greedy_decode_without_cache(
@@ -105,20 +86,35 @@ def greedy_decode_without_cache(
 
     Same arguments and result as :func:`greedy_decode`; step ``t`` costs ``O(t²)`` attention.
     """
+    return _greedy_search(model, source, max_len, pad_id, bos_id, eos_id, use_cache=False)
+
+
+def _greedy_search(
+    model: nn.Module, source: Tensor, max_len: int, pad_id: int, bos_id: int, eos_id: int, *, use_cache: bool
+) -> Tensor:
+    """The loop of both greedy decoders; they differ only in what enters the decoder at each step."""
     _check_source(source)
     with evaluation_mode(model):
-        source_mask = padding_mask(source, pad_id)
-        memory = model.encode(source, source_mask)
-        prefix = torch.full((source.size(0), 1), bos_id, dtype=torch.long, device=source.device)  # (batch, t)
+        memory, source_mask = _encode_source(model, source, pad_id)
+        cache = model.decoder.new_cache() if use_cache else None
+        prefix = torch.full((source.size(0), 1), bos_id, dtype=torch.long, device=source.device)  # (batch, 1 + t)
         finished = torch.zeros(source.size(0), dtype=torch.bool, device=source.device)
         for _ in range(max_len):
-            hidden = model.decode(prefix, memory, source_mask)  # (batch, t, d_model), causal mask
+            # With the cache, the newest token alone: the earlier positions' keys and values are kept.
+            decoder_input = prefix[:, -1:] if use_cache else prefix
+            hidden = model.decode(decoder_input, memory, source_mask, cache=cache)  # (batch, 1 or 1 + t, d_model)
             token = model.generate_logits(hidden[:, -1]).argmax(dim=-1).masked_fill(finished, pad_id)  # (batch,)
             prefix = torch.cat([prefix, token.unsqueeze(1)], dim=1)
             finished |= token == eos_id
             if finished.all():
                 break
         return prefix[:, 1:]
+
+
+def _encode_source(model: nn.Module, source: Tensor, pad_id: int) -> tuple[Tensor, Tensor]:
+    """The memory ``(batch, L_src, d_model)`` and the source's padding mask ``(batch, 1, 1, L_src)``."""
+    source_mask = padding_mask(source, pad_id)
+    return model.encode(source, source_mask), source_mask
 
 
 def length_penalty(lengths: Tensor, alpha: float) -> Tensor:
@@ -194,8 +190,7 @@ def _memory_per_hypothesis(model: nn.Module, source: Tensor, pad_id: int, beams:
     Returns the memory ``(batch · beams, L_src, d_model)`` and its mask ``(batch · beams, 1, 1, L_src)``,
     the beams of a sentence in adjacent rows.
     """
-    source_mask = padding_mask(source, pad_id)  # (batch, 1, 1, L_src)
-    memory = model.encode(source, source_mask)  # (batch, L_src, d_model)
+    memory, source_mask = _encode_source(model, source, pad_id)
     return memory.repeat_interleave(beams, dim=0), source_mask.repeat_interleave(beams, dim=0)
 
 
@@ -251,9 +246,9 @@ def sequence_log_probability(
     """
     _check_source(source)
     with evaluation_mode(model):
-        source_mask = padding_mask(source, pad_id)
+        memory, source_mask = _encode_source(model, source, pad_id)
         decoder_input = torch.cat([torch.full_like(output[:, :1], bos_id), output[:, :-1]], dim=1)  # shifted right
-        hidden = model.decode(decoder_input, model.encode(source, source_mask), source_mask)
+        hidden = model.decode(decoder_input, memory, source_mask)
         log_probs = F.log_softmax(model.generate_logits(hidden).float(), dim=-1)  # (batch, T, V)
         token_log_probs = log_probs.gather(-1, output.unsqueeze(-1)).squeeze(-1)  # (batch, T)
         return token_log_probs.masked_fill(output == pad_id, 0.0).sum(dim=1)

@@ -58,22 +58,23 @@ class EncoderLayer(nn.Module):
 
 
 class Encoder(nn.Module):
-    """``num_layers`` independent copies of ``layer``, then a final LayerNorm for Pre-LN.
+    """``num_layers`` independent copies of ``layer``, then ``final_norm``.
 
-    A Pre-LN stack leaves its output un-normalised (the residual sum of all layers), so a last
-    LayerNorm is added; a Post-LN stack already ends with one.
+    A Pre-LN stack leaves its output un-normalised (the residual sum of all layers), so it needs a
+    last LayerNorm; a Post-LN stack already ends with one. The stack is given it, as
+    ``nn.TransformerEncoder`` is given its ``norm``.
 
     Args:
         layer: the layer to copy (each copy gets its own freshly initialised parameters).
         num_layers: ``N`` (6 in the paper).
+        final_norm: applied to the last layer's output, e.g. ``nn.LayerNorm(d_model)`` for a Pre-LN
+            stack; ``None`` (Post-LN) applies nothing.
     """
 
-    def __init__(self, layer: EncoderLayer, num_layers: int):
+    def __init__(self, layer: EncoderLayer, num_layers: int, final_norm: nn.Module | None = None):
         super().__init__()
         self.layers = independent_copies(layer, num_layers)
-        norm_first = layer.attention_sublayer.norm_first
-        d_model = layer.self_attention.d_model
-        self.final_norm = nn.LayerNorm(d_model) if norm_first else nn.Identity()
+        self.final_norm = final_norm if final_norm is not None else nn.Identity()
 
     def forward(self, x: Tensor, mask: Tensor | None = None) -> Tensor:
         """``x``: ``(batch, L_src, d_model)`` → memory ``(batch, L_src, d_model)``."""

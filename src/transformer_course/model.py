@@ -81,11 +81,17 @@ class Transformer(nn.Module):
         self.target_embedding = TokenEmbedding(tgt_vocab_size, d_model)
         self.source_positions = POSITIONAL_ENCODINGS[positional](d_model, max_len, dropout)
         self.target_positions = POSITIONAL_ENCODINGS[positional](d_model, max_len, dropout)
+        layer_options = dict(dropout=dropout, norm_first=norm_first, d_k=d_k, fused=fused_attention)
+        # A Pre-LN stack's output is an un-normalised residual sum: each stack ends with a LayerNorm.
         self.encoder = Encoder(
-            EncoderLayer(d_model, num_heads, d_ff, dropout, norm_first, d_k=d_k, fused=fused_attention), num_layers
+            EncoderLayer(d_model, num_heads, d_ff, **layer_options),
+            num_layers,
+            nn.LayerNorm(d_model) if norm_first else None,
         )
         self.decoder = Decoder(
-            DecoderLayer(d_model, num_heads, d_ff, dropout, norm_first, d_k=d_k, fused=fused_attention), num_layers
+            DecoderLayer(d_model, num_heads, d_ff, **layer_options),
+            num_layers,
+            nn.LayerNorm(d_model) if norm_first else None,
         )
         self.output_projection = nn.Linear(d_model, tgt_vocab_size, bias=False)
         self._reset_parameters()
