@@ -30,10 +30,12 @@ from transformer_course.decoding import greedy_decode, greedy_decode_without_cac
 class TorchTransformer(nn.Module):
     """``nn.Transformer`` with embeddings (× √d_model), sinusoidal positions and an output layer."""
 
-    def __init__(self, vocab_size: int, d_model: int, num_heads: int, num_layers: int, d_ff: int, max_len: int = 512):
+    def __init__(
+        self, vocab_size: int, d_model: int, num_heads: int, num_layers: int, d_ff: int, max_positions: int = 512
+    ):
         super().__init__()
         self.embedding = nn.Embedding(vocab_size, d_model)
-        self.register_buffer("positions", sinusoidal_positional_encoding(max_len, d_model))
+        self.register_buffer("positions", sinusoidal_positional_encoding(max_positions, d_model))
         self.transformer = nn.Transformer(
             d_model, num_heads, num_layers, num_layers, d_ff, dropout=0.1, batch_first=True
         )
@@ -54,12 +56,12 @@ class TorchTransformer(nn.Module):
         return self.output(hidden)
 
     @torch.no_grad()
-    def greedy_decode(self, source, max_len, bos_id=1):
+    def greedy_decode(self, source, max_output_length, bos_id=1):
         """Recomputing greedy decoding: the whole prefix goes through the decoder at every step."""
         source_padding = source == 0
         memory = self.transformer.encoder(self.embed(source), src_key_padding_mask=source_padding)
         prefix = torch.full((source.size(0), 1), bos_id, dtype=torch.long)
-        for _ in range(max_len):
+        for _ in range(max_output_length):
             causal = nn.Transformer.generate_square_subsequent_mask(prefix.size(1))
             hidden = self.transformer.decoder(
                 self.embed(prefix), memory, tgt_mask=causal, memory_key_padding_mask=source_padding, tgt_is_causal=True

@@ -31,7 +31,7 @@ class EncoderLayer(nn.Module):
         norm_first: Pre-LN if True, Post-LN (the paper) if False.
         d_k: each head's query/key size (default ``d_model / num_heads``; see
             :class:`~transformer_course.MultiHeadAttention`).
-        fused: use PyTorch's fused attention kernel.
+        fused_attention: use PyTorch's fused attention kernel.
     """
 
     def __init__(
@@ -43,10 +43,10 @@ class EncoderLayer(nn.Module):
         norm_first: bool = False,
         *,
         d_k: int | None = None,
-        fused: bool = False,
+        fused_attention: bool = False,
     ):
         super().__init__()
-        self.self_attention = MultiHeadAttention(d_model, num_heads, dropout, d_k=d_k, fused=fused)
+        self.self_attention = MultiHeadAttention(d_model, num_heads, dropout, d_k=d_k, fused_attention=fused_attention)
         self.feed_forward = PositionwiseFeedForward(d_model, d_ff, dropout)
         self.attention_sublayer = SublayerConnection(d_model, dropout, norm_first)
         self.feed_forward_sublayer = SublayerConnection(d_model, dropout, norm_first)

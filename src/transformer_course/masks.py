@@ -117,7 +117,7 @@ def padding_mask(tokens: Tensor, pad_id: int) -> Tensor:
     return (tokens != pad_id)[:, None, None, :]
 
 
-def target_mask(tokens: Tensor, pad_id: int) -> Tensor:
+def padding_and_causal_mask(tokens: Tensor, pad_id: int) -> Tensor:
     """The decoder self-attention mask: padding mask AND causal mask.
 
     Args:
