@@ -61,6 +61,14 @@ def test_cached_greedy_decoding_equals_recomputing_with_pre_ln_and_learned_posit
     )
 
 
+def test_greedy_decoding_without_cache_needs_no_cache_argument_from_the_model():
+    model, source = untrained_model(), random_source()
+    expected = greedy_decode(model, source, max_output_length=20)
+    decode_with_cache = model.decode
+    model.decode = lambda tgt, memory, src_mask=None, tgt_mask=None: decode_with_cache(tgt, memory, src_mask, tgt_mask)
+    assert torch.equal(greedy_decode_without_cache(model, source, max_output_length=20), expected)
+
+
 @pytest.mark.parametrize("decode", [greedy_decode, greedy_decode_without_cache])
 def test_greedy_output_is_padded_after_eos_and_stops_when_all_rows_are_done(decode):
     model, steps = untrained_model(), []

@@ -100,9 +100,10 @@ def _greedy_search(
         prefix = torch.full((source.size(0), 1), bos_id, dtype=torch.long, device=source.device)  # (batch, 1 + t)
         finished = torch.zeros(source.size(0), dtype=torch.bool, device=source.device)
         for _ in range(max_output_length):
-            # With the cache, the newest token alone: the earlier positions' keys and values are kept.
-            decoder_input = prefix[:, -1:] if use_cache else prefix
-            hidden = model.decode(decoder_input, memory, source_mask, cache=cache)  # (batch, 1 or 1 + t, d_model)
+            if use_cache:  # the newest token alone: the earlier positions' keys and values are kept
+                hidden = model.decode(prefix[:, -1:], memory, source_mask, cache=cache)  # (batch, 1, d_model)
+            else:  # the whole prefix again: any model with encode, decode and next_token_logits will do
+                hidden = model.decode(prefix, memory, source_mask)  # (batch, 1 + t, d_model)
             token = model.next_token_logits(hidden[:, -1]).argmax(dim=-1).masked_fill(finished, pad_id)  # (batch,)
             prefix = torch.cat([prefix, token.unsqueeze(1)], dim=1)
             finished |= token == eos_id
