@@ -2,8 +2,8 @@
 
 Three implementations get identical weights and identical inputs:
 
-* ``reference``: ``MultiHeadAttention(fused=False)``, softmax(QKᵀ/√d_k)V written out, weights kept;
-* ``fused``: ``MultiHeadAttention(fused=True)``, PyTorch's ``scaled_dot_product_attention`` kernel;
+* ``reference``: ``MultiHeadAttention(fused_attention=False)``, softmax(QKᵀ/√d_k)V written out, weights kept;
+* ``fused``: ``MultiHeadAttention(fused_attention=True)``, PyTorch's ``scaled_dot_product_attention`` kernel;
 * ``pytorch``: ``nn.MultiheadAttention(batch_first=True)`` called with ``need_weights=False``, so
   that it too uses the fused kernel.
 
@@ -47,8 +47,8 @@ def make_steps(
 ) -> dict[str, Callable[[], None]]:
     """One forward + backward step per implementation, all on the same weights and input."""
     torch.manual_seed(0)
-    reference = MultiHeadAttention(d_model, num_heads, fused=False).to(device)
-    fused = MultiHeadAttention(d_model, num_heads, fused=True).to(device)
+    reference = MultiHeadAttention(d_model, num_heads, fused_attention=False).to(device)
+    fused = MultiHeadAttention(d_model, num_heads, fused_attention=True).to(device)
     fused.load_state_dict(reference.state_dict())
     pytorch = nn.MultiheadAttention(d_model, num_heads, batch_first=True).to(device)
     copy_attention(reference, pytorch)

@@ -109,12 +109,12 @@ class TorchTransformer(nn.Module):
         return self.output(hidden)
 
     @torch.no_grad()
-    def greedy_decode(self, source: Tensor, max_len: int, bos_id: int = BOS_ID, pad_id: int = PAD_ID) -> Tensor:
+    def greedy_decode(self, source: Tensor, max_output_length: int, bos_id: int = BOS_ID, pad_id: int = PAD_ID) -> Tensor:
         """Greedy decoding without a cache (``nn.Transformer`` has none): the whole prefix at every step."""
         source_padding = source == pad_id  # (batch, L_src)
         memory = self.transformer.encoder(self.embed(source), src_key_padding_mask=source_padding)
         prefix = torch.full((source.size(0), 1), bos_id, dtype=torch.long, device=source.device)  # (batch, t)
-        for _ in range(max_len):
+        for _ in range(max_output_length):
             causal = nn.Transformer.generate_square_subsequent_mask(prefix.size(1), device=source.device)
             hidden = self.transformer.decoder(
                 self.embed(prefix), memory, tgt_mask=causal, memory_key_padding_mask=source_padding, tgt_is_causal=True

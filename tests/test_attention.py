@@ -34,7 +34,7 @@ def key_padding(lengths: list[int], length_k: int, device="cpu") -> torch.Tensor
 def test_equals_pytorch_without_mask(fused, device):
     torch.manual_seed(0)
     query, key, value = random_qkv(2, 3, device=device)
-    output, _ = scaled_dot_product_attention(query, key, value, fused=fused)
+    output, _ = scaled_dot_product_attention(query, key, value, fused_attention=fused)
     torch.testing.assert_close(output, F.scaled_dot_product_attention(query, key, value), **TOLERANCE)
 
 
@@ -43,7 +43,7 @@ def test_equals_pytorch_with_padding_mask(fused, device):
     torch.manual_seed(0)
     query, key, value = random_qkv(3, 2, device=device)
     mask = key_padding([7, 4, 1], 7, device=device)
-    output, _ = scaled_dot_product_attention(query, key, value, mask, fused=fused)
+    output, _ = scaled_dot_product_attention(query, key, value, mask, fused_attention=fused)
     torch.testing.assert_close(output, F.scaled_dot_product_attention(query, key, value, attn_mask=mask), **TOLERANCE)
 
 
@@ -52,7 +52,7 @@ def test_equals_pytorch_with_causal_mask(fused, device):
     torch.manual_seed(0)
     query, key, value = random_qkv(2, 3, length_q=6, length_k=6, device=device)
     mask = causal_mask(6, device=device)
-    output, _ = scaled_dot_product_attention(query, key, value, mask, fused=fused)
+    output, _ = scaled_dot_product_attention(query, key, value, mask, fused_attention=fused)
     torch.testing.assert_close(output, F.scaled_dot_product_attention(query, key, value, attn_mask=mask), **TOLERANCE)
 
 
@@ -60,7 +60,7 @@ def test_equals_pytorch_with_causal_mask(fused, device):
 def test_causal_mask_equals_pytorch_is_causal(fused, device):
     torch.manual_seed(0)
     query, key, value = random_qkv(2, 3, length_q=6, length_k=6, device=device)
-    output, _ = scaled_dot_product_attention(query, key, value, causal_mask(6, device=device), fused=fused)
+    output, _ = scaled_dot_product_attention(query, key, value, causal_mask(6, device=device), fused_attention=fused)
     torch.testing.assert_close(output, F.scaled_dot_product_attention(query, key, value, is_causal=True), **TOLERANCE)
 
 
@@ -71,7 +71,7 @@ def test_equals_pytorch_with_batch_and_head_broadcasting(fused, device):
     key = torch.randn(2, 1, 7, 8, device=device)  # one key set shared by every head
     value = torch.randn(1, 1, 7, 6, device=device)  # one value set shared by the whole batch
     mask = key_padding([7, 3], 7, device=device)  # (batch, 1, 1, L_k)
-    output, _ = scaled_dot_product_attention(query, key, value, mask, fused=fused)
+    output, _ = scaled_dot_product_attention(query, key, value, mask, fused_attention=fused)
     expected = F.scaled_dot_product_attention(query, key.expand(2, 4, 7, 8), value.expand(2, 4, 7, 6), attn_mask=mask)
     assert output.shape == (2, 4, 5, 6)
     torch.testing.assert_close(output, expected, **TOLERANCE)
@@ -85,7 +85,7 @@ def test_reference_returns_weights_of_shape_lq_by_lk(device):
 
 def test_fused_returns_no_weights(device):
     query, key, value = random_qkv(2, 3, device=device)
-    _, weights = scaled_dot_product_attention(query, key, value, fused=True)
+    _, weights = scaled_dot_product_attention(query, key, value, fused_attention=True)
     assert weights is None
 
 
@@ -121,7 +121,7 @@ def test_fully_masked_row_gives_finite_zero_output(fused, device):
     query, key, value = random_qkv(2, 3, device=device)
     mask = torch.ones(5, 7, dtype=torch.bool, device=device)
     mask[2] = False  # query 2 may attend to no key
-    output, _ = scaled_dot_product_attention(query, key, value, mask, fused=fused)
+    output, _ = scaled_dot_product_attention(query, key, value, mask, fused_attention=fused)
     assert torch.isfinite(output).all()
     assert torch.all(output[..., 2, :] == 0.0)
 
@@ -132,7 +132,7 @@ def test_fully_masked_row_gives_finite_gradients(fused, device):
     query, key, value = (tensor.requires_grad_() for tensor in random_qkv(2, 3, device=device))
     mask = torch.ones(5, 7, dtype=torch.bool, device=device)
     mask[2] = False
-    output, _ = scaled_dot_product_attention(query, key, value, mask, fused=fused)
+    output, _ = scaled_dot_product_attention(query, key, value, mask, fused_attention=fused)
     output.sum().backward()
     for tensor in (query, key, value):
         assert torch.isfinite(tensor.grad).all()
@@ -155,8 +155,10 @@ def test_half_precision_runs_and_stays_close_to_float32(fused, dtype, tolerance,
     torch.manual_seed(0)
     query, key, value = random_qkv(2, 3, device=device)
     mask = key_padding([7, 3], 7, device=device)
-    expected, _ = scaled_dot_product_attention(query, key, value, mask, fused=fused)
-    output, _ = scaled_dot_product_attention(query.to(dtype), key.to(dtype), value.to(dtype), mask, fused=fused)
+    expected, _ = scaled_dot_product_attention(query, key, value, mask, fused_attention=fused)
+    output, _ = scaled_dot_product_attention(
+        query.to(dtype), key.to(dtype), value.to(dtype), mask, fused_attention=fused
+    )
     assert output.dtype == dtype
     torch.testing.assert_close(output.float(), expected, atol=tolerance, rtol=tolerance)
 
@@ -179,7 +181,7 @@ def test_dropout_keeps_the_expected_output(fused):
     query, key, value = random_qkv(1, length_q=3, length_k=4, d_v=2)
     expected, weights = scaled_dot_product_attention(query, key, value)
     p, draws = 0.5, 20000  # the same query repeated over many batch rows, each with its own dropout draw
-    output, _ = scaled_dot_product_attention(query.expand(draws, 3, 8), key, value, dropout_p=p, fused=fused)
+    output, _ = scaled_dot_product_attention(query.expand(draws, 3, 8), key, value, dropout_p=p, fused_attention=fused)
     # output_j = Σ_k w_k·m_k/(1-p)·v_kj with m_k ~ Bernoulli(1-p): each term has variance
     # w_k²·v_kj²·p/(1-p). The mean of the draws must lie within 5 standard errors of its expectation.
     standard_error = ((weights**2) @ (value**2) * p / (1 - p) / draws).sqrt()  # (1, L_q, d_v)
@@ -238,7 +240,7 @@ def test_non_bool_mask_raises_type_error_naming_the_dtype(fused):
     query, key, value = random_qkv(2)
     mask = torch.ones(5, 7)  # float32: is 1.0 "may attend" or "add 1 to the score"? Refused.
     with pytest.raises(TypeError, match=r"mask must have dtype torch\.bool.*got torch\.float32"):
-        scaled_dot_product_attention(query, key, value, mask, fused=fused)
+        scaled_dot_product_attention(query, key, value, mask, fused_attention=fused)
 
 
 @pytest.mark.parametrize("fused", PATHS)
@@ -248,7 +250,7 @@ def test_unbroadcastable_mask_raises_value_error_naming_both_shapes(fused):
     with pytest.raises(
         ValueError, match=r"mask of shape \(5, 5\) does not broadcast to the attention scores of shape \(2, 5, 7\)"
     ):
-        scaled_dot_product_attention(query, key, value, mask, fused=fused)
+        scaled_dot_product_attention(query, key, value, mask, fused_attention=fused)
 
 
 def test_mask_with_more_batch_rows_than_the_scores_raises():

@@ -12,7 +12,14 @@ import torch
 from pytorch_reference import TOLERANCE, copy_decoder_layer, copy_encoder_layer, copy_transformer
 from torch import nn
 
-from transformer_course import DecoderLayer, EncoderLayer, Transformer, causal_mask, padding_mask, target_mask
+from transformer_course import (
+    DecoderLayer,
+    EncoderLayer,
+    Transformer,
+    causal_mask,
+    padding_and_causal_mask,
+    padding_mask,
+)
 
 D_MODEL, HEADS, D_FF, LAYERS, PAD = 16, 4, 32, 2, 0
 NORM_FIRST = [pytest.param(False, id="post-ln"), pytest.param(True, id="pre-ln")]
@@ -25,7 +32,7 @@ TARGET = torch.tensor([[1, 5, 6, 7, 8], [1, 9, PAD, PAD, PAD]])
 
 def encoder_layer_pair(norm_first: bool, fused: bool, device):
     torch.manual_seed(0)
-    ours = EncoderLayer(D_MODEL, HEADS, D_FF, dropout=0.0, norm_first=norm_first, fused=fused).to(device)
+    ours = EncoderLayer(D_MODEL, HEADS, D_FF, dropout=0.0, norm_first=norm_first, fused_attention=fused).to(device)
     theirs = nn.TransformerEncoderLayer(D_MODEL, HEADS, D_FF, dropout=0.0, batch_first=True, norm_first=norm_first)
     theirs = theirs.to(device).train()
     copy_encoder_layer(ours, theirs)
@@ -34,7 +41,7 @@ def encoder_layer_pair(norm_first: bool, fused: bool, device):
 
 def decoder_layer_pair(norm_first: bool, fused: bool, device):
     torch.manual_seed(0)
-    ours = DecoderLayer(D_MODEL, HEADS, D_FF, dropout=0.0, norm_first=norm_first, fused=fused).to(device)
+    ours = DecoderLayer(D_MODEL, HEADS, D_FF, dropout=0.0, norm_first=norm_first, fused_attention=fused).to(device)
     theirs = nn.TransformerDecoderLayer(D_MODEL, HEADS, D_FF, dropout=0.0, batch_first=True, norm_first=norm_first)
     theirs = theirs.to(device).train()
     copy_decoder_layer(ours, theirs)
@@ -82,7 +89,7 @@ def test_decoder_layer_equals_pytorch_with_padding_and_causal_masks(norm_first, 
         tgt_key_padding_mask=target == PAD,
         memory_key_padding_mask=source == PAD,
     )
-    output = ours(y, memory, source_mask=padding_mask(source, PAD), target_mask=target_mask(target, PAD))
+    output = ours(y, memory, source_mask=padding_mask(source, PAD), target_mask=padding_and_causal_mask(target, PAD))
     torch.testing.assert_close(output, expected, **TOLERANCE)
 
 
@@ -134,7 +141,7 @@ def test_decoder_stack_equals_pytorch_transformer_decoder(norm_first, device):
         tgt_key_padding_mask=target == PAD,
         memory_key_padding_mask=source == PAD,
     )
-    hidden = ours.decode(target, memory, padding_mask(source, PAD), target_mask(target, PAD))
+    hidden = ours.decode(target, memory, padding_mask(source, PAD), padding_and_causal_mask(target, PAD))
     torch.testing.assert_close(hidden, expected, **TOLERANCE)
 
 
@@ -151,5 +158,5 @@ def test_whole_model_equals_pytorch_transformer_then_output_projection(norm_firs
         tgt_key_padding_mask=target == PAD,
         memory_key_padding_mask=source == PAD,
     )
-    logits = ours(source, target, padding_mask(source, PAD), target_mask(target, PAD))
+    logits = ours(source, target, padding_mask(source, PAD), padding_and_causal_mask(target, PAD))
     torch.testing.assert_close(logits, hidden @ ours.target_embedding.weight.T, **TOLERANCE)

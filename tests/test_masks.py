@@ -6,7 +6,13 @@ import pytest
 import torch
 from pytorch_reference import TOLERANCE
 
-from transformer_course import additive_mask, causal_mask, padding_mask, scaled_dot_product_attention, target_mask
+from transformer_course import (
+    additive_mask,
+    causal_mask,
+    padding_and_causal_mask,
+    padding_mask,
+    scaled_dot_product_attention,
+)
 from transformer_course.masks import block_diagonal_mask, local_window_mask
 
 PAD = 0
@@ -46,7 +52,7 @@ def test_padding_mask_uses_the_given_pad_id():
 
 def test_target_mask_is_padding_and_causal(device):
     tokens = torch.tensor([[5, 6, 7, PAD], [8, 9, PAD, PAD]], device=device)
-    mask = target_mask(tokens, PAD)
+    mask = padding_and_causal_mask(tokens, PAD)
     assert mask.shape == (2, 1, 4, 4)
     assert torch.equal(mask, padding_mask(tokens, PAD) & causal_mask(4, device=device))
     assert mask[1, 0, 3].tolist() == [True, True, False, False]  # last query sees the two real tokens
@@ -63,7 +69,7 @@ def test_additive_mask_gives_the_same_softmax_weights_as_the_bool_mask():
     torch.manual_seed(0)
     query, key, value = torch.randn(2, 4, 5, 8), torch.randn(2, 4, 5, 8), torch.randn(2, 4, 5, 8)
     tokens = torch.tensor([[5, 6, 7, 8, PAD], [8, 9, PAD, PAD, PAD]])
-    mask = target_mask(tokens, PAD)
+    mask = padding_and_causal_mask(tokens, PAD)
     _, bool_weights = scaled_dot_product_attention(query, key, value, mask)
     scores = query @ key.transpose(-2, -1) / 8**0.5
     additive_weights = torch.softmax(scores + additive_mask(mask), dim=-1)

@@ -16,20 +16,22 @@ from transformer_course import (
     MultiHeadAttention,
     SinusoidalPositionalEncoding,
     Transformer,
+    padding_and_causal_mask,
     padding_mask,
     recording_attention,
-    target_mask,
 )
 from transformer_course.training import ModelConfig
 
 SRC_VOCAB, TGT_VOCAB, D_MODEL, HEADS, LAYERS, D_FF, PAD = 23, 19, 16, 4, 2, 32, 0
 
 
-def small_model(device, src_vocab_size: int = SRC_VOCAB, tgt_vocab_size: int = TGT_VOCAB, **options) -> Transformer:
+def small_model(
+    device, source_vocab_size: int = SRC_VOCAB, target_vocab_size: int = TGT_VOCAB, **options
+) -> Transformer:
     """A two-layer model in eval mode, dropout 0 unless asked for."""
     torch.manual_seed(0)
-    options = {"dropout": 0.0, "max_len": 64} | options
-    model = Transformer(src_vocab_size, tgt_vocab_size, D_MODEL, HEADS, LAYERS, D_FF, **options)
+    options = {"dropout": 0.0, "max_positions": 64} | options
+    model = Transformer(source_vocab_size, target_vocab_size, D_MODEL, HEADS, LAYERS, D_FF, **options)
     return model.to(device).eval()
 
 
@@ -77,17 +79,17 @@ def test_tied_output_projection_shares_the_target_embedding_storage():
 
 
 def test_tied_embeddings_also_share_the_source_table_with_a_shared_vocabulary():
-    model = small_model("cpu", src_vocab_size=TGT_VOCAB, shared_vocabulary=True)
+    model = small_model("cpu", source_vocab_size=TGT_VOCAB, shared_vocabulary=True)
     assert model.source_embedding.weight.data_ptr() == model.target_embedding.weight.data_ptr()
 
 
 def test_separate_vocabularies_keep_separate_source_tables_even_of_equal_size():
-    model = small_model("cpu", src_vocab_size=TGT_VOCAB)
+    model = small_model("cpu", source_vocab_size=TGT_VOCAB)
     assert model.source_embedding.weight.data_ptr() != model.target_embedding.weight.data_ptr()
 
 
 def test_a_shared_vocabulary_of_two_sizes_is_refused():
-    with pytest.raises(ValueError, match=f"src_vocab_size == tgt_vocab_size, got {SRC_VOCAB} and {TGT_VOCAB}"):
+    with pytest.raises(ValueError, match=f"source_vocab_size == target_vocab_size, got {SRC_VOCAB} and {TGT_VOCAB}"):
         small_model("cpu", shared_vocabulary=True)
 
 
@@ -101,13 +103,13 @@ def test_embedding_rows_start_with_length_about_one():
     not torch.cuda.is_available(), reason="needs a CUDA GPU; the two tying tests above are its CPU twins"
 )
 def test_tied_weights_stay_shared_after_moving_to_the_gpu():
-    model = small_model("cuda", src_vocab_size=TGT_VOCAB, shared_vocabulary=True)
+    model = small_model("cuda", source_vocab_size=TGT_VOCAB, shared_vocabulary=True)
     shared = model.target_embedding.weight.data_ptr()
     assert model.output_projection.weight.data_ptr() == shared == model.source_embedding.weight.data_ptr()
 
 
 def test_untied_model_has_its_own_output_projection():
-    model = small_model("cpu", tie_embeddings=False, src_vocab_size=TGT_VOCAB, shared_vocabulary=True)
+    model = small_model("cpu", tie_embeddings=False, source_vocab_size=TGT_VOCAB, shared_vocabulary=True)
     pointers = {
         model.output_projection.weight.data_ptr(),
         model.target_embedding.weight.data_ptr(),
@@ -142,7 +144,7 @@ def test_fused_and_reference_attention_give_the_same_logits(device):
     model = small_model(device, fused_attention=True)
     src, tgt = tokens(2, 7, SRC_VOCAB, device), tokens(2, 5, TGT_VOCAB, device)
     src[1, 4:] = PAD
-    src_mask, tgt_mask = padding_mask(src, PAD), target_mask(tgt, PAD)
+    src_mask, tgt_mask = padding_mask(src, PAD), padding_and_causal_mask(tgt, PAD)
     fused = model(src, tgt, src_mask, tgt_mask)
     with recording_attention(model):
         reference = model(src, tgt, src_mask, tgt_mask)
@@ -178,7 +180,7 @@ def test_recording_attention_keeps_weights_then_restores_the_fused_path():
     with recording_attention(model):
         model(tokens(2, 7, SRC_VOCAB, "cpu"), tokens(2, 5, TGT_VOCAB, "cpu"))
         assert cross_attention.attention_weights.shape == (2, HEADS, 5, 7)
-    assert cross_attention.fused
+    assert cross_attention.fused_attention
 
 
 @pytest.mark.parametrize("fused", [False, True], ids=["reference", "fused"])
@@ -231,7 +233,7 @@ def test_model_runs_in_half_precision_with_finite_outputs(dtype, fused, device):
     model = small_model(device, fused_attention=fused).to(dtype)
     src, tgt = tokens(2, 7, SRC_VOCAB, device), tokens(2, 5, TGT_VOCAB, device)
     src[1, 4:] = PAD
-    logits = model(src, tgt, padding_mask(src, PAD), target_mask(tgt, PAD))
+    logits = model(src, tgt, padding_mask(src, PAD), padding_and_causal_mask(tgt, PAD))
     assert logits.dtype == dtype
     assert torch.isfinite(logits).all()
 
@@ -240,7 +242,7 @@ def test_training_step_gives_finite_gradients_to_every_parameter(device):
     model = small_model(device, dropout=0.1).train()
     src, tgt = tokens(2, 7, SRC_VOCAB, device), tokens(2, 5, TGT_VOCAB, device)
     src[1, 4:] = PAD
-    logits = model(src, tgt, padding_mask(src, PAD), target_mask(tgt, PAD))
+    logits = model(src, tgt, padding_mask(src, PAD), padding_and_causal_mask(tgt, PAD))
     torch.nn.functional.cross_entropy(logits.flatten(0, 1), tgt.flatten()).backward()
     for name, parameter in model.named_parameters():
         assert parameter.grad is not None and torch.isfinite(parameter.grad).all(), name
@@ -252,6 +254,20 @@ def test_encoder_and_decoder_layers_start_from_different_weights():
     for stack in (encoder, decoder):
         first, second = stack.layers[0].self_attention.w_q.weight, stack.layers[1].self_attention.w_q.weight
         assert first.shape == second.shape and not torch.equal(first, second)
+
+
+@pytest.mark.parametrize("stack, layer", [(Encoder, EncoderLayer), (Decoder, DecoderLayer)], ids=["encoder", "decoder"])
+def test_a_stack_applies_the_final_norm_it_is_given_after_its_last_layer(stack, layer):
+    final_norm = torch.nn.LayerNorm(16)
+    built = stack(layer(16, 2, 32, dropout=0.0, norm_first=True), num_layers=2, final_norm=final_norm)
+    assert built.final_norm is final_norm
+    assert isinstance(stack(layer(16, 2, 32), num_layers=2).final_norm, torch.nn.Identity)
+
+
+@pytest.mark.parametrize("norm_first, final_norm", [(False, torch.nn.Identity), (True, torch.nn.LayerNorm)])
+def test_transformer_ends_each_stack_with_a_layer_norm_only_when_pre_ln(norm_first, final_norm):
+    model = small_model("cpu", norm_first=norm_first)
+    assert isinstance(model.encoder.final_norm, final_norm) and isinstance(model.decoder.final_norm, final_norm)
 
 
 def test_token_ids_outside_the_vocabulary_raise_naming_the_range():

@@ -14,9 +14,9 @@ D_MODEL, HEADS = 16, 4
 PATHS = [pytest.param(False, id="reference"), pytest.param(True, id="fused")]
 
 
-def attention_pair(device, fused: bool = False) -> tuple[MultiHeadAttention, torch.nn.MultiheadAttention]:
+def attention_pair(device, fused_attention: bool = False) -> tuple[MultiHeadAttention, torch.nn.MultiheadAttention]:
     torch.manual_seed(0)
-    ours = MultiHeadAttention(D_MODEL, HEADS, fused=fused).to(device)
+    ours = MultiHeadAttention(D_MODEL, HEADS, fused_attention=fused_attention).to(device)
     return ours, pytorch_attention_like(ours)
 
 
@@ -87,14 +87,14 @@ def test_attention_weights_are_detached_and_none_on_the_fused_path(device):
     x = torch.randn(2, 3, D_MODEL, device=device)
     ours(x, x, x)
     assert ours.attention_weights is not None and not ours.attention_weights.requires_grad
-    ours.fused = True
+    ours.fused_attention = True
     ours(x, x, x)
     assert ours.attention_weights is None
 
 
 def test_fused_path_equals_reference_path(device):
-    reference, _ = attention_pair(device, fused=False)
-    fused = MultiHeadAttention(D_MODEL, HEADS, fused=True).to(device)
+    reference, _ = attention_pair(device, fused_attention=False)
+    fused = MultiHeadAttention(D_MODEL, HEADS, fused_attention=True).to(device)
     fused.load_state_dict(reference.state_dict())
     x = torch.randn(3, 6, D_MODEL, device=device)
     mask = key_padding([6, 4, 2], 6, device) & causal_mask(6, device=device)
@@ -157,7 +157,7 @@ def test_default_key_size_is_d_model_over_heads_like_the_values():
 
 @pytest.mark.parametrize("fused", PATHS)
 def test_smaller_key_size_keeps_the_output_shape_and_caches_keys_of_d_k(fused, device):
-    attention = MultiHeadAttention(D_MODEL, HEADS, d_k=2, fused=fused).to(device)
+    attention = MultiHeadAttention(D_MODEL, HEADS, d_k=2, fused_attention=fused).to(device)
     query, memory = torch.randn(3, 4, D_MODEL, device=device), torch.randn(3, 6, D_MODEL, device=device)
     cache = KeyValueCache(static=True)
     assert attention(query, memory, memory, cache=cache).shape == (3, 4, D_MODEL)
@@ -177,7 +177,7 @@ def test_smaller_key_size_scales_the_scores_by_one_over_root_d_k():
 def test_fused_path_equals_reference_path_with_a_smaller_key_size(device):
     torch.manual_seed(0)
     reference = MultiHeadAttention(D_MODEL, HEADS, d_k=2).to(device)
-    fused = MultiHeadAttention(D_MODEL, HEADS, d_k=2, fused=True).to(device)
+    fused = MultiHeadAttention(D_MODEL, HEADS, d_k=2, fused_attention=True).to(device)
     fused.load_state_dict(reference.state_dict())
     x = torch.randn(3, 6, D_MODEL, device=device)
     mask = key_padding([6, 4, 2], 6, device) & causal_mask(6, device=device)

@@ -15,12 +15,12 @@ from transformer_course import (
 )
 
 
-def paper_formula(max_len: int, d_model: int) -> torch.Tensor:
+def paper_formula(max_positions: int, d_model: int) -> torch.Tensor:
     """PE(pos, 2i) = sin(pos / 10000^(2i/d_model)), PE(pos, 2i+1) = cos(pos / 10000^(2i/d_model)).
 
     Checked one entry at a time."""
-    table = torch.empty(max_len, d_model, dtype=torch.float64)
-    for pos in range(max_len):
+    table = torch.empty(max_positions, d_model, dtype=torch.float64)
+    for pos in range(max_positions):
         for dim in range(d_model):
             i = dim // 2
             angle = pos / 10000 ** (2 * i / d_model)
@@ -37,10 +37,12 @@ def test_table_matches_the_paper_formula_element_by_element(d_model):
 
 @pytest.mark.parametrize("offset", [1, 3, 17, -5])
 def test_shifting_by_k_is_a_fixed_linear_map_for_every_position(offset):
-    d_model, max_len = 16, 64
-    table = sinusoidal_positional_encoding(max_len, d_model)
+    d_model, max_positions = 16, 64
+    table = sinusoidal_positional_encoding(max_positions, d_model)
     shift = relative_position_map(offset, d_model)
-    positions = torch.arange(max(0, -offset), min(max_len, max_len - offset))  # pos with pos + k in the table
+    positions = torch.arange(
+        max(0, -offset), min(max_positions, max_positions - offset)
+    )  # pos with pos + k in the table
     torch.testing.assert_close(table[positions] @ shift, table[positions + offset], atol=1e-5, rtol=0.0)
 
 
@@ -70,64 +72,66 @@ def test_odd_d_model_ends_with_a_sine_column():
 
 
 def test_non_positive_sizes_raise():
-    with pytest.raises(ValueError, match="max_len=0, d_model=8"):
+    with pytest.raises(ValueError, match="max_positions=0, d_model=8"):
         sinusoidal_positional_encoding(0, 8)
 
 
 def test_sinusoidal_module_adds_the_table(device):
-    encoding = SinusoidalPositionalEncoding(8, max_len=10).to(device)
+    encoding = SinusoidalPositionalEncoding(8, max_positions=10).to(device)
     x = torch.randn(2, 4, 8, device=device)
     expected = x + sinusoidal_positional_encoding(10, 8).to(device)[:4]
     torch.testing.assert_close(encoding(x), expected)
 
 
 def test_sinusoidal_module_starts_at_start(device):
-    encoding = SinusoidalPositionalEncoding(8, max_len=10).to(device)
+    encoding = SinusoidalPositionalEncoding(8, max_positions=10).to(device)
     x = torch.randn(2, 3, 8, device=device)
     expected = x + sinusoidal_positional_encoding(10, 8).to(device)[5:8]
     torch.testing.assert_close(encoding(x, start=5), expected)
 
 
 def test_sinusoidal_table_is_a_buffer_not_a_parameter():
-    encoding = SinusoidalPositionalEncoding(8, max_len=10)
+    encoding = SinusoidalPositionalEncoding(8, max_positions=10)
     assert list(encoding.parameters()) == []
     assert "encoding" in dict(encoding.named_buffers())
 
 
 def test_learned_module_adds_its_embedding_and_starts_at_start(device):
     torch.manual_seed(0)
-    positions = LearnedPositionalEmbedding(8, max_len=10).to(device)
+    positions = LearnedPositionalEmbedding(8, max_positions=10).to(device)
     x = torch.randn(2, 3, 8, device=device)
     torch.testing.assert_close(positions(x, start=4), x + positions.embedding.weight[4:7])
 
 
 @pytest.mark.parametrize("module", [SinusoidalPositionalEncoding, LearnedPositionalEmbedding])
-def test_positions_beyond_max_len_raise_naming_the_table_size_they_need(module):
-    encoding = module(8, max_len=10)
-    expected = r"positions 8…11 need a table of at least 12 positions, but this one has max_len=10 \(positions 0…9\)"
+def test_positions_beyond_max_positions_raise_naming_the_table_size_they_need(module):
+    encoding = module(8, max_positions=10)
+    expected = (
+        r"positions 8…11 need a table of at least 12 positions, but this one has max_positions=10 \(positions 0…9\)"
+    )
     with pytest.raises(ValueError, match=expected):
         encoding(torch.zeros(1, 4, 8), start=8)
 
 
 @pytest.mark.parametrize("module", [SinusoidalPositionalEncoding, LearnedPositionalEmbedding])
 def test_positions_that_end_at_the_last_row_of_the_table_are_accepted(module):
-    assert module(8, max_len=10)(torch.zeros(1, 4, 8), start=6).shape == (1, 4, 8)
+    assert module(8, max_positions=10)(torch.zeros(1, 4, 8), start=6).shape == (1, 4, 8)
 
 
 @pytest.mark.parametrize("module", [SinusoidalPositionalEncoding, LearnedPositionalEmbedding])
 def test_negative_start_raises(module):
     with pytest.raises(ValueError, match="positions start at 0, got start=-1"):
-        module(8, max_len=10)(torch.zeros(1, 4, 8), start=-1)
+        module(8, max_positions=10)(torch.zeros(1, 4, 8), start=-1)
 
 
 @pytest.mark.parametrize("module", [SinusoidalPositionalEncoding, LearnedPositionalEmbedding])
 def test_input_without_batch_dimension_raises_naming_the_shape(module):
     with pytest.raises(ValueError, match=r"\(batch, L, d_model\), got shape \(4, 8\)"):
-        module(8, max_len=10)(torch.zeros(4, 8))
+        module(8, max_positions=10)(torch.zeros(4, 8))
 
 
 def test_learned_embedding_has_a_trainable_vector_per_position():
-    positions = LearnedPositionalEmbedding(8, max_len=10)
+    positions = LearnedPositionalEmbedding(8, max_positions=10)
     parameters = list(positions.parameters())
     assert len(parameters) == 1
     assert parameters[0].shape == (10, 8) and parameters[0].requires_grad

@@ -29,7 +29,14 @@ from .device import autocast_dtype, default_device
 from .embeddings import TokenEmbedding
 from .encoder import Encoder, EncoderLayer
 from .feed_forward import PositionwiseFeedForward
-from .masks import additive_mask, block_diagonal_mask, causal_mask, local_window_mask, padding_mask, target_mask
+from .masks import (
+    additive_mask,
+    block_diagonal_mask,
+    causal_mask,
+    local_window_mask,
+    padding_and_causal_mask,
+    padding_mask,
+)
 from .model import Transformer, recording_attention
 from .multi_head_attention import KeyValueCache, MultiHeadAttention
 from .positional_encoding import (
@@ -62,10 +69,10 @@ __all__ = [
     "causal_mask",
     "default_device",
     "local_window_mask",
+    "padding_and_causal_mask",
     "padding_mask",
     "recording_attention",
     "relative_position_map",
     "scaled_dot_product_attention",
     "sinusoidal_positional_encoding",
-    "target_mask",
 ]

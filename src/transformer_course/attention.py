@@ -34,7 +34,7 @@ def scaled_dot_product_attention(
     value: Tensor,
     mask: Tensor | None = None,
     dropout_p: float = 0.0,
-    fused: bool = False,
+    fused_attention: bool = False,
 ) -> tuple[Tensor, Tensor | None]:
     """softmax(Q Kᵀ / √d_k) V, with an optional mask and dropout on the weights.
 
@@ -45,7 +45,7 @@ def scaled_dot_product_attention(
         mask: optional bool tensor broadcastable to ``(..., L_q, L_k)``; True = may attend.
             A query whose keys are all blocked gets weight 0 everywhere and output 0 (not NaN).
         dropout_p: probability of zeroing an attention weight (pass 0.0 when evaluating).
-        fused: use ``torch.nn.functional.scaled_dot_product_attention``; the weights are then
+        fused_attention: use ``torch.nn.functional.scaled_dot_product_attention``; the weights are then
             not computed and ``None`` is returned for them.
 
     Returns:
@@ -57,7 +57,7 @@ def scaled_dot_product_attention(
     """
     _check_inputs(query, key, value, mask, dropout_p)
 
-    if fused:
+    if fused_attention:
         output = F.scaled_dot_product_attention(query, key, value, attn_mask=mask, dropout_p=dropout_p)
         if mask is not None:
             # A query with no key to attend to has an undefined softmax; define its output as 0.

@@ -50,7 +50,7 @@ class DecoderLayer(nn.Module):
         norm_first: Pre-LN if True, Post-LN (the paper) if False.
         d_k: each head's query/key size (default ``d_model / num_heads``; see
             :class:`~transformer_course.MultiHeadAttention`).
-        fused: use PyTorch's fused attention kernel.
+        fused_attention: use PyTorch's fused attention kernel.
     """
 
     def __init__(
@@ -62,11 +62,11 @@ class DecoderLayer(nn.Module):
         norm_first: bool = False,
         *,
         d_k: int | None = None,
-        fused: bool = False,
+        fused_attention: bool = False,
     ):
         super().__init__()
-        self.self_attention = MultiHeadAttention(d_model, num_heads, dropout, d_k=d_k, fused=fused)
-        self.cross_attention = MultiHeadAttention(d_model, num_heads, dropout, d_k=d_k, fused=fused)
+        self.self_attention = MultiHeadAttention(d_model, num_heads, dropout, d_k=d_k, fused_attention=fused_attention)
+        self.cross_attention = MultiHeadAttention(d_model, num_heads, dropout, d_k=d_k, fused_attention=fused_attention)
         self.feed_forward = PositionwiseFeedForward(d_model, d_ff, dropout)
         self.self_attention_sublayer = SublayerConnection(d_model, dropout, norm_first)
         self.cross_attention_sublayer = SublayerConnection(d_model, dropout, norm_first)
@@ -102,19 +102,19 @@ class DecoderLayer(nn.Module):
 
 
 class Decoder(nn.Module):
-    """``num_layers`` independent copies of ``layer``, then a final LayerNorm for Pre-LN.
+    """``num_layers`` independent copies of ``layer``, then ``final_norm`` (see :class:`~transformer_course.Encoder`).
 
     Args:
         layer: the layer to copy (each copy gets its own freshly initialised parameters).
         num_layers: ``N`` (6 in the paper).
+        final_norm: applied to the last layer's output, e.g. ``nn.LayerNorm(d_model)`` for a Pre-LN
+            stack; ``None`` (Post-LN) applies nothing.
     """
 
-    def __init__(self, layer: DecoderLayer, num_layers: int):
+    def __init__(self, layer: DecoderLayer, num_layers: int, final_norm: nn.Module | None = None):
         super().__init__()
         self.layers = independent_copies(layer, num_layers)
-        norm_first = layer.self_attention_sublayer.norm_first
-        d_model = layer.self_attention.d_model
-        self.final_norm = nn.LayerNorm(d_model) if norm_first else nn.Identity()
+        self.final_norm = final_norm if final_norm is not None else nn.Identity()
 
     def forward(
         self,

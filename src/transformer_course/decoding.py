@@ -1,7 +1,7 @@
 """Turning a trained model into translations: greedy decoding and beam search (paper §6.1).
 
 The decoder produces one token at a time: feed ``<bos>``, pick a token from the next-token
-distribution, feed it back, and repeat until ``<eos>`` (or ``max_len`` tokens).
+distribution, feed it back, and repeat until ``<eos>`` (or ``max_output_length`` tokens).
 
 * **Greedy** decoding takes the most probable token at every step.
 * **Beam search** keeps the ``beam_size`` most probable partial translations ("beams") at every
@@ -54,7 +54,7 @@ def _check_source(source: Tensor) -> None:
 def greedy_decode(
     model: nn.Module,
     source: Tensor,
-    max_len: int = 100,
+    max_output_length: int = 100,
     *,
     pad_id: int = PAD_ID,
     bos_id: int = BOS_ID,
@@ -65,37 +65,18 @@ def greedy_decode(
     Args:
         model: a :class:`~transformer_course.Transformer`.
         source: ``(batch, L_src)`` token ids.
-        max_len: the most tokens to generate.
+        max_output_length: the most tokens to generate.
 
     Returns:
-        ``(batch, T)`` generated ids, ``T ≤ max_len``; after a row's ``<eos>`` comes ``<pad>``.
+        ``(batch, T)`` generated ids, ``T ≤ max_output_length``; after a row's ``<eos>`` comes ``<pad>``.
     """
-    _check_source(source)
-    with evaluation_mode(model):
-        source_mask = padding_mask(source, pad_id)  # (batch, 1, 1, L_src)
-        memory = model.encode(source, source_mask)  # (batch, L_src, d_model)
-        cache = model.decoder.new_cache()
-        next_input = torch.full((source.size(0), 1), bos_id, dtype=torch.long, device=source.device)
-        finished = torch.zeros(source.size(0), dtype=torch.bool, device=source.device)
-        generated = []
-        for _ in range(max_len):
-            hidden = model.decode(
-                next_input, memory, source_mask, cache=cache
-            )  # (batch, 1, d_model): the new position only
-            token = model.generate_logits(hidden[:, -1]).argmax(dim=-1)  # (batch,)
-            token = token.masked_fill(finished, pad_id)
-            generated.append(token)
-            finished |= token == eos_id
-            if finished.all():
-                break
-            next_input = token.unsqueeze(1)  # (batch, 1)
-        return torch.stack(generated, dim=1)
+    return _greedy_search(model, source, max_output_length, pad_id, bos_id, eos_id, use_cache=True)
 
 
 def greedy_decode_without_cache(
     model: nn.Module,
     source: Tensor,
-    max_len: int = 100,
+    max_output_length: int = 100,
     *,
     pad_id: int = PAD_ID,
     bos_id: int = BOS_ID,
@@ -105,20 +86,36 @@ def greedy_decode_without_cache(
 
     Same arguments and result as :func:`greedy_decode`; step ``t`` costs ``O(t²)`` attention.
     """
+    return _greedy_search(model, source, max_output_length, pad_id, bos_id, eos_id, use_cache=False)
+
+
+def _greedy_search(
+    model: nn.Module, source: Tensor, max_output_length: int, pad_id: int, bos_id: int, eos_id: int, *, use_cache: bool
+) -> Tensor:
+    """The loop of both greedy decoders; they differ only in what enters the decoder at each step."""
     _check_source(source)
     with evaluation_mode(model):
-        source_mask = padding_mask(source, pad_id)
-        memory = model.encode(source, source_mask)
-        prefix = torch.full((source.size(0), 1), bos_id, dtype=torch.long, device=source.device)  # (batch, t)
+        memory, source_mask = _encode_source(model, source, pad_id)
+        cache = model.decoder.new_cache() if use_cache else None
+        prefix = torch.full((source.size(0), 1), bos_id, dtype=torch.long, device=source.device)  # (batch, 1 + t)
         finished = torch.zeros(source.size(0), dtype=torch.bool, device=source.device)
-        for _ in range(max_len):
-            hidden = model.decode(prefix, memory, source_mask)  # (batch, t, d_model), causal mask
-            token = model.generate_logits(hidden[:, -1]).argmax(dim=-1).masked_fill(finished, pad_id)  # (batch,)
+        for _ in range(max_output_length):
+            if use_cache:  # the newest token alone: the earlier positions' keys and values are kept
+                hidden = model.decode(prefix[:, -1:], memory, source_mask, cache=cache)  # (batch, 1, d_model)
+            else:  # the whole prefix again: any model with encode, decode and next_token_logits will do
+                hidden = model.decode(prefix, memory, source_mask)  # (batch, 1 + t, d_model)
+            token = model.next_token_logits(hidden[:, -1]).argmax(dim=-1).masked_fill(finished, pad_id)  # (batch,)
             prefix = torch.cat([prefix, token.unsqueeze(1)], dim=1)
             finished |= token == eos_id
             if finished.all():
                 break
         return prefix[:, 1:]
+
+
+def _encode_source(model: nn.Module, source: Tensor, pad_id: int) -> tuple[Tensor, Tensor]:
+    """The memory ``(batch, L_src, d_model)`` and the source's padding mask ``(batch, 1, 1, L_src)``."""
+    source_mask = padding_mask(source, pad_id)
+    return model.encode(source, source_mask), source_mask
 
 
 def length_penalty(lengths: Tensor, alpha: float) -> Tensor:
@@ -130,7 +127,7 @@ def beam_search(
     model: nn.Module,
     source: Tensor,
     beam_size: int = 4,
-    max_len: int = 100,
+    max_output_length: int = 100,
     alpha: float = 0.0,
     *,
     pad_id: int = PAD_ID,
@@ -142,12 +139,12 @@ def beam_search(
     All ``batch × beam_size`` hypotheses run through the decoder together as one batch. A
     hypothesis that has emitted ``<eos>`` stays in the beam with its score frozen (it can only be
     extended by ``<pad>``, at log-probability 0) and competes with the unfinished ones; the search
-    ends when every beam of every sentence is finished, or after ``max_len`` steps.
+    ends when every beam of every sentence is finished, or after ``max_output_length`` steps.
 
     Args:
         model, source: a :class:`~transformer_course.Transformer` and ``(batch, L_src)`` token ids.
         beam_size: hypotheses kept per sentence (1 gives greedy decoding).
-        max_len: the most tokens to generate.
+        max_output_length: the most tokens to generate.
         alpha: the length penalty's exponent α (0: none; the paper used 0.6).
 
     Returns:
@@ -170,7 +167,7 @@ def beam_search(
         next_input = torch.full((batch * beams, 1), bos_id, dtype=torch.long, device=device)
         first_row = torch.arange(batch, device=device).unsqueeze(1) * beams  # (batch, 1)
 
-        for _ in range(max_len):
+        for _ in range(max_output_length):
             hidden = model.decode(next_input, memory, source_mask, cache=cache)  # (batch · beams, 1, d_model)
             log_probs = _next_token_log_probabilities(model, hidden, finished, pad_id)  # (batch, beams, V)
             scores, lengths, finished, origin, token = _best_extensions(
@@ -194,8 +191,7 @@ def _memory_per_hypothesis(model: nn.Module, source: Tensor, pad_id: int, beams:
     Returns the memory ``(batch · beams, L_src, d_model)`` and its mask ``(batch · beams, 1, 1, L_src)``,
     the beams of a sentence in adjacent rows.
     """
-    source_mask = padding_mask(source, pad_id)  # (batch, 1, 1, L_src)
-    memory = model.encode(source, source_mask)  # (batch, L_src, d_model)
+    memory, source_mask = _encode_source(model, source, pad_id)
     return memory.repeat_interleave(beams, dim=0), source_mask.repeat_interleave(beams, dim=0)
 
 
@@ -227,7 +223,7 @@ def _next_token_log_probabilities(model: nn.Module, hidden: Tensor, finished: Te
     A finished hypothesis can only be followed by ``<pad>``, at log-probability 0, so its score stays.
     """
     batch, beams = finished.shape
-    log_probs = F.log_softmax(model.generate_logits(hidden[:, -1]).float(), dim=-1)  # (batch · beams, V)
+    log_probs = F.log_softmax(model.next_token_logits(hidden[:, -1]).float(), dim=-1)  # (batch · beams, V)
     vocab_size = log_probs.size(-1)
     if beams > vocab_size:
         raise ValueError(f"beam_size={beams} is larger than the vocabulary ({vocab_size} tokens)")
@@ -251,10 +247,10 @@ def sequence_log_probability(
     """
     _check_source(source)
     with evaluation_mode(model):
-        source_mask = padding_mask(source, pad_id)
+        memory, source_mask = _encode_source(model, source, pad_id)
         decoder_input = torch.cat([torch.full_like(output[:, :1], bos_id), output[:, :-1]], dim=1)  # shifted right
-        hidden = model.decode(decoder_input, model.encode(source, source_mask), source_mask)
-        log_probs = F.log_softmax(model.generate_logits(hidden).float(), dim=-1)  # (batch, T, V)
+        hidden = model.decode(decoder_input, memory, source_mask)
+        log_probs = F.log_softmax(model.next_token_logits(hidden).float(), dim=-1)  # (batch, T, V)
         token_log_probs = log_probs.gather(-1, output.unsqueeze(-1)).squeeze(-1)  # (batch, T)
         return token_log_probs.masked_fill(output == pad_id, 0.0).sum(dim=1)
 
@@ -266,13 +262,13 @@ def translate(
     target_tokenizer,
     beam_size: int = 1,
     alpha: float = 0.0,
-    max_len: int | None = None,
+    max_output_length: int | None = None,
     batch_size: int = 256,
 ) -> list[str]:
     """Translate ``sentences`` (strings) with greedy decoding (``beam_size=1``) or beam search.
 
     Sentences are decoded in batches of similar length, then returned in their original order.
-    ``max_len`` defaults to twice the source length plus 10 tokens.
+    ``max_output_length`` defaults to twice the source length plus 10 tokens.
     """
     device = next(model.parameters()).device
     encoded = [source_tokenizer.encode(sentence) + [source_tokenizer.eos_id] for sentence in sentences]
@@ -285,7 +281,7 @@ def translate(
             [encoded[index] + [source_tokenizer.pad_id] * (longest - len(encoded[index])) for index in indices],
             device=device,
         )
-        limit = max_len if max_len is not None else 2 * longest + 10
+        limit = max_output_length if max_output_length is not None else 2 * longest + 10
         special_ids = dict(
             pad_id=source_tokenizer.pad_id, bos_id=target_tokenizer.bos_id, eos_id=target_tokenizer.eos_id
         )

@@ -26,24 +26,20 @@ class TokenEmbedding(nn.Module):
     Args:
         vocab_size: number of token ids.
         d_model: model width.
-        padding_idx: optional id whose vector stays zero and gets no gradient.
 
     Attributes:
         weight: the table ``E`` of shape ``(vocab_size, d_model)``, shareable with the output layer.
     """
 
-    def __init__(self, vocab_size: int, d_model: int, padding_idx: int | None = None):
+    def __init__(self, vocab_size: int, d_model: int):
         super().__init__()
-        self.embedding = nn.Embedding(vocab_size, d_model, padding_idx=padding_idx)
+        self.embedding = nn.Embedding(vocab_size, d_model)
         self.scale = math.sqrt(d_model)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
         """Entries from N(0, 1/d_model): every row of ``E`` has length about 1."""
         nn.init.normal_(self.embedding.weight, mean=0.0, std=self.embedding.embedding_dim**-0.5)
-        if self.embedding.padding_idx is not None:
-            with torch.no_grad():
-                self.embedding.weight[self.embedding.padding_idx].zero_()
 
     @property
     def weight(self) -> nn.Parameter:

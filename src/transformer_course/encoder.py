@@ -31,7 +31,7 @@ class EncoderLayer(nn.Module):
         norm_first: Pre-LN if True, Post-LN (the paper) if False.
         d_k: each head's query/key size (default ``d_model / num_heads``; see
             :class:`~transformer_course.MultiHeadAttention`).
-        fused: use PyTorch's fused attention kernel.
+        fused_attention: use PyTorch's fused attention kernel.
     """
 
     def __init__(
@@ -43,10 +43,10 @@ class EncoderLayer(nn.Module):
         norm_first: bool = False,
         *,
         d_k: int | None = None,
-        fused: bool = False,
+        fused_attention: bool = False,
     ):
         super().__init__()
-        self.self_attention = MultiHeadAttention(d_model, num_heads, dropout, d_k=d_k, fused=fused)
+        self.self_attention = MultiHeadAttention(d_model, num_heads, dropout, d_k=d_k, fused_attention=fused_attention)
         self.feed_forward = PositionwiseFeedForward(d_model, d_ff, dropout)
         self.attention_sublayer = SublayerConnection(d_model, dropout, norm_first)
         self.feed_forward_sublayer = SublayerConnection(d_model, dropout, norm_first)
@@ -58,22 +58,23 @@ class EncoderLayer(nn.Module):
 
 
 class Encoder(nn.Module):
-    """``num_layers`` independent copies of ``layer``, then a final LayerNorm for Pre-LN.
+    """``num_layers`` independent copies of ``layer``, then ``final_norm``.
 
-    A Pre-LN stack leaves its output un-normalised (the residual sum of all layers), so a last
-    LayerNorm is added; a Post-LN stack already ends with one.
+    A Pre-LN stack leaves its output un-normalised (the residual sum of all layers), so it needs a
+    last LayerNorm; a Post-LN stack already ends with one. The stack is given it, as
+    ``nn.TransformerEncoder`` is given its ``norm``.
 
     Args:
         layer: the layer to copy (each copy gets its own freshly initialised parameters).
         num_layers: ``N`` (6 in the paper).
+        final_norm: applied to the last layer's output, e.g. ``nn.LayerNorm(d_model)`` for a Pre-LN
+            stack; ``None`` (Post-LN) applies nothing.
     """
 
-    def __init__(self, layer: EncoderLayer, num_layers: int):
+    def __init__(self, layer: EncoderLayer, num_layers: int, final_norm: nn.Module | None = None):
         super().__init__()
         self.layers = independent_copies(layer, num_layers)
-        norm_first = layer.attention_sublayer.norm_first
-        d_model = layer.self_attention.d_model
-        self.final_norm = nn.LayerNorm(d_model) if norm_first else nn.Identity()
+        self.final_norm = final_norm if final_norm is not None else nn.Identity()
 
     def forward(self, x: Tensor, mask: Tensor | None = None) -> Tensor:
         """``x``: ``(batch, L_src, d_model)`` → memory ``(batch, L_src, d_model)``."""

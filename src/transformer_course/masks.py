@@ -43,9 +43,8 @@ def causal_mask(size: int, device: torch.device | str | None = None) -> Tensor:
     Returns:
         bool tensor of shape ``(L, L)``; it broadcasts against ``(batch, heads, L, L)`` scores.
     """
-    if size < 0:
-        raise ValueError(f"causal_mask size must be non-negative, got {size}")
-    return torch.ones(size, size, dtype=torch.bool, device=device).tril()
+    position = _positions(size, "causal_mask", device)
+    return position[None, :] <= position[:, None]
 
 
 def block_diagonal_mask(size: int, block_size: int, device: torch.device | str | None = None) -> Tensor:
@@ -64,11 +63,9 @@ def block_diagonal_mask(size: int, block_size: int, device: torch.device | str |
         bool tensor of shape ``(L, L)``, True = may attend; it broadcasts against
         ``(batch, heads, L, L)`` scores.
     """
-    if size < 0:
-        raise ValueError(f"block_diagonal_mask size must be non-negative, got {size}")
     if block_size < 1:
         raise ValueError(f"block_diagonal_mask block_size must be at least 1, got {block_size}")
-    block = torch.arange(size, device=device) // block_size
+    block = _positions(size, "block_diagonal_mask", device) // block_size
     return block[:, None] == block[None, :]
 
 
@@ -89,12 +86,17 @@ def local_window_mask(size: int, radius: int, device: torch.device | str | None 
         bool tensor of shape ``(L, L)``, True = may attend; it broadcasts against
         ``(batch, heads, L, L)`` scores.
     """
-    if size < 0:
-        raise ValueError(f"local_window_mask size must be non-negative, got {size}")
     if radius < 0:
         raise ValueError(f"local_window_mask radius must be non-negative, got {radius}")
-    position = torch.arange(size, device=device)
+    position = _positions(size, "local_window_mask", device)
     return (position[:, None] - position[None, :]).abs() <= radius
+
+
+def _positions(size: int, mask_name: str, device: torch.device | str | None) -> Tensor:
+    """``0 … size - 1``: the query positions ``i`` and key positions ``j`` of a square mask."""
+    if size < 0:
+        raise ValueError(f"{mask_name} size must be non-negative, got {size}")
+    return torch.arange(size, device=device)
 
 
 def padding_mask(tokens: Tensor, pad_id: int) -> Tensor:
@@ -115,7 +117,7 @@ def padding_mask(tokens: Tensor, pad_id: int) -> Tensor:
     return (tokens != pad_id)[:, None, None, :]
 
 
-def target_mask(tokens: Tensor, pad_id: int) -> Tensor:
+def padding_and_causal_mask(tokens: Tensor, pad_id: int) -> Tensor:
     """The decoder self-attention mask: padding mask AND causal mask.
 
     Args:

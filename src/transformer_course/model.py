@@ -33,15 +33,15 @@ class Transformer(nn.Module):
     """The encoder-decoder Transformer of "Attention Is All You Need".
 
     Args:
-        src_vocab_size: number of source token ids.
-        tgt_vocab_size: number of target token ids.
+        source_vocab_size: number of source token ids.
+        target_vocab_size: number of target token ids.
         d_model: model width (512 in the base model).
         num_heads: attention heads per layer (8).
         num_layers: layers in each of the encoder and decoder stacks (6).
         d_ff: inner width of the feed-forward networks (2048).
         dropout: dropout rate everywhere (0.1).
         norm_first: Pre-LN if True, Post-LN (the paper) if False.
-        max_len: longest sequence the positional encoding covers.
+        max_positions: longest sequence the positional encoding covers.
         tie_embeddings: share the target embedding with the output layer.
         positional: ``"sinusoidal"`` (the paper) or ``"learned"``.
         d_k: each head's query/key size (default ``d_model / num_heads``; Table 3 row B varies it).
@@ -53,15 +53,15 @@ class Transformer(nn.Module):
 
     def __init__(
         self,
-        src_vocab_size: int,
-        tgt_vocab_size: int,
+        source_vocab_size: int,
+        target_vocab_size: int,
         d_model: int = 512,
         num_heads: int = 8,
         num_layers: int = 6,
         d_ff: int = 2048,
         dropout: float = 0.1,
         norm_first: bool = False,
-        max_len: int = 5000,
+        max_positions: int = 5000,
         tie_embeddings: bool = True,
         *,
         positional: str = "sinusoidal",
@@ -72,22 +72,29 @@ class Transformer(nn.Module):
         super().__init__()
         if positional not in POSITIONAL_ENCODINGS:
             raise ValueError(f"positional must be one of {sorted(POSITIONAL_ENCODINGS)}, got {positional!r}")
-        if shared_vocabulary and src_vocab_size != tgt_vocab_size:
+        if shared_vocabulary and source_vocab_size != target_vocab_size:
             raise ValueError(
-                f"a shared vocabulary needs src_vocab_size == tgt_vocab_size, got {src_vocab_size} and {tgt_vocab_size}"
+                f"a shared vocabulary needs source_vocab_size == target_vocab_size, got {source_vocab_size} and "
+                f"{target_vocab_size}"
             )
         self.d_model = d_model
-        self.source_embedding = TokenEmbedding(src_vocab_size, d_model)
-        self.target_embedding = TokenEmbedding(tgt_vocab_size, d_model)
-        self.source_positions = POSITIONAL_ENCODINGS[positional](d_model, max_len, dropout)
-        self.target_positions = POSITIONAL_ENCODINGS[positional](d_model, max_len, dropout)
+        self.source_embedding = TokenEmbedding(source_vocab_size, d_model)
+        self.target_embedding = TokenEmbedding(target_vocab_size, d_model)
+        self.source_positions = POSITIONAL_ENCODINGS[positional](d_model, max_positions, dropout)
+        self.target_positions = POSITIONAL_ENCODINGS[positional](d_model, max_positions, dropout)
+        layer_options = dict(dropout=dropout, norm_first=norm_first, d_k=d_k, fused_attention=fused_attention)
+        # A Pre-LN stack's output is an un-normalised residual sum: each stack ends with a LayerNorm.
         self.encoder = Encoder(
-            EncoderLayer(d_model, num_heads, d_ff, dropout, norm_first, d_k=d_k, fused=fused_attention), num_layers
+            EncoderLayer(d_model, num_heads, d_ff, **layer_options),
+            num_layers,
+            nn.LayerNorm(d_model) if norm_first else None,
         )
         self.decoder = Decoder(
-            DecoderLayer(d_model, num_heads, d_ff, dropout, norm_first, d_k=d_k, fused=fused_attention), num_layers
+            DecoderLayer(d_model, num_heads, d_ff, **layer_options),
+            num_layers,
+            nn.LayerNorm(d_model) if norm_first else None,
         )
-        self.output_projection = nn.Linear(d_model, tgt_vocab_size, bias=False)
+        self.output_projection = nn.Linear(d_model, target_vocab_size, bias=False)
         self._reset_parameters()
         if tie_embeddings:
             self.output_projection.weight = self.target_embedding.embedding.weight
@@ -125,7 +132,7 @@ class Transformer(nn.Module):
             memory: the encoder output ``(batch, L_src, d_model)``.
             src_mask: bool, broadcastable to ``(batch, heads, L_tgt, L_src)``.
             tgt_mask: bool, broadcastable to ``(batch, heads, L_tgt, L_tgt)``. ``None`` means the
-                causal mask alone; pass ``target_mask(tgt, pad_id)`` to hide padding too.
+                causal mask alone; pass ``padding_and_causal_mask(tgt, pad_id)`` to hide padding too.
             cache: from ``self.decoder.new_cache()``; the positions of ``tgt`` then continue
                 after those already cached.
         """
@@ -139,18 +146,21 @@ class Transformer(nn.Module):
         y = self.target_positions(self.target_embedding(tgt), start)
         return self.decoder(y, memory, src_mask, tgt_mask, cache)
 
-    def generate_logits(self, hidden: Tensor) -> Tensor:
-        """Hidden states ``(batch, L, d_model)`` → next-token logits ``(batch, L, tgt_vocab_size)``."""
+    def next_token_logits(self, hidden: Tensor) -> Tensor:
+        """Hidden states ``(batch, L, d_model)`` → logits ``(batch, L, target_vocab_size)``.
+
+        The logits at position ``t`` score the token that follows it (the output layer of Figure 1,
+        before its softmax)."""
         return self.output_projection(hidden)
 
     def forward(
         self, src: Tensor, tgt: Tensor, src_mask: Tensor | None = None, tgt_mask: Tensor | None = None
     ) -> Tensor:
-        """Teacher-forced logits ``(batch, L_tgt, tgt_vocab_size)``.
+        """Teacher-forced logits ``(batch, L_tgt, target_vocab_size)``.
 
         For source ids ``(batch, L_src)`` and target input ids ``(batch, L_tgt)``."""
         memory = self.encode(src, src_mask)
-        return self.generate_logits(self.decode(tgt, memory, src_mask, tgt_mask))
+        return self.next_token_logits(self.decode(tgt, memory, src_mask, tgt_mask))
 
 
 @contextmanager
@@ -158,11 +168,11 @@ def recording_attention(model: nn.Module) -> Iterator[nn.Module]:
     """Temporarily switch every attention of ``model`` to the reference path, which keeps
     ``attention_weights`` ``(batch, heads, L_q, L_k)`` after each call (for heat maps)."""
     attentions = [module for module in model.modules() if isinstance(module, MultiHeadAttention)]
-    saved = [attention.fused for attention in attentions]
+    saved = [attention.fused_attention for attention in attentions]
     for attention in attentions:
-        attention.fused = False
+        attention.fused_attention = False
     try:
         yield model
     finally:
-        for attention, fused in zip(attentions, saved):
-            attention.fused = fused
+        for attention, fused_attention in zip(attentions, saved):
+            attention.fused_attention = fused_attention

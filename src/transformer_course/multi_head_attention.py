@@ -68,14 +68,14 @@ class MultiHeadAttention(nn.Module):
         dropout: dropout on the attention weights (the paper applies dropout to sublayer outputs;
             PyTorch's ``nn.MultiheadAttention`` applies it here, and so do we, to match it).
         bias: whether the four projections have biases.
-        fused: compute attention with PyTorch's fused kernel (faster, less memory) instead of the
+        fused_attention: compute attention with PyTorch's fused kernel (faster, less memory) instead of the
             reference path; the weights are then not kept.
 
     Attributes:
         w_q, w_k: ``nn.Linear(d_model, h·d_k)``, the paper's W^Q and W^K for all heads.
         w_v, w_o: ``nn.Linear(d_model, d_model)`` (``h·d_v = d_model``), the paper's W^V and W^O.
         attention_weights: the weights of the last forward call, ``(batch, heads, L_q, L_k)``,
-            detached; ``None`` before the first call and when ``fused`` is True.
+            detached; ``None`` before the first call and when ``fused_attention`` is True.
     """
 
     def __init__(
@@ -86,7 +86,7 @@ class MultiHeadAttention(nn.Module):
         bias: bool = True,
         *,
         d_k: int | None = None,
-        fused: bool = False,
+        fused_attention: bool = False,
     ):
         super().__init__()
         if d_model <= 0 or num_heads <= 0:
@@ -103,7 +103,7 @@ class MultiHeadAttention(nn.Module):
         self.d_v = d_model // num_heads
         self.d_k = self.d_v if d_k is None else d_k
         self.dropout = dropout
-        self.fused = fused
+        self.fused_attention = fused_attention
         self.w_q = nn.Linear(d_model, num_heads * self.d_k, bias=bias)
         self.w_k = nn.Linear(d_model, num_heads * self.d_k, bias=bias)
         self.w_v = nn.Linear(d_model, d_model, bias=bias)
@@ -151,7 +151,7 @@ class MultiHeadAttention(nn.Module):
                 cache.key, cache.value = k, v
 
         heads, weights = scaled_dot_product_attention(
-            q, k, v, mask, dropout_p=self.dropout if self.training else 0.0, fused=self.fused
+            q, k, v, mask, dropout_p=self.dropout if self.training else 0.0, fused_attention=self.fused_attention
         )  # heads: (batch, heads, L_q, d_v); weights: (batch, heads, L_q, L_k) or None
         self.attention_weights = None if weights is None else weights.detach()
         return self.w_o(self.merge_heads(heads))  # (batch, L_q, d_model)
@@ -186,4 +186,4 @@ class MultiHeadAttention(nn.Module):
 
     def extra_repr(self) -> str:
         sizes = f"d_model={self.d_model}, num_heads={self.num_heads}, d_k={self.d_k}, d_v={self.d_v}"
-        return f"{sizes}, dropout={self.dropout}, fused={self.fused}"
+        return f"{sizes}, dropout={self.dropout}, fused_attention={self.fused_attention}"

@@ -23,24 +23,26 @@ import torch
 from torch import Tensor, nn
 
 
-def sinusoidal_positional_encoding(max_len: int, d_model: int) -> Tensor:
+def sinusoidal_positional_encoding(max_positions: int, d_model: int) -> Tensor:
     """The paper's sinusoid table.
 
     Args:
-        max_len: number of positions ``0 … max_len - 1``.
+        max_positions: number of positions ``0 … max_positions - 1``.
         d_model: model width (an odd width drops the last cosine column).
 
     Returns:
-        float32 tensor ``(max_len, d_model)`` with ``PE[pos, 2i] = sin(pos·ω_i)``,
+        float32 tensor ``(max_positions, d_model)`` with ``PE[pos, 2i] = sin(pos·ω_i)``,
         ``PE[pos, 2i+1] = cos(pos·ω_i)`` and ``ω_i = 10000^(-2i/d_model)``.
     """
-    if max_len <= 0 or d_model <= 0:
-        raise ValueError(f"max_len and d_model must be positive, got max_len={max_len}, d_model={d_model}")
-    position = torch.arange(max_len, dtype=torch.float64).unsqueeze(1)  # (max_len, 1)
+    if max_positions <= 0 or d_model <= 0:
+        raise ValueError(
+            f"max_positions and d_model must be positive, got max_positions={max_positions}, d_model={d_model}"
+        )
+    position = torch.arange(max_positions, dtype=torch.float64).unsqueeze(1)  # (max_positions, 1)
     two_i = torch.arange(0, d_model, 2, dtype=torch.float64)  # (ceil(d_model / 2),)
     frequency = torch.exp(-math.log(10000.0) * two_i / d_model)  # ω_i = 10000^(-2i/d_model)
-    angle = position * frequency  # (max_len, ceil(d_model / 2))
-    encoding = torch.zeros(max_len, d_model, dtype=torch.float64)
+    angle = position * frequency  # (max_positions, ceil(d_model / 2))
+    encoding = torch.zeros(max_positions, d_model, dtype=torch.float64)
     encoding[:, 0::2] = torch.sin(angle)
     encoding[:, 1::2] = torch.cos(angle[:, : d_model // 2])
     return encoding.float()
@@ -78,15 +80,15 @@ class SinusoidalPositionalEncoding(nn.Module):
 
     Args:
         d_model: model width.
-        max_len: longest sequence supported.
+        max_positions: longest sequence supported.
         dropout: dropout probability applied to the sum.
     """
 
-    def __init__(self, d_model: int, max_len: int = 5000, dropout: float = 0.0):
+    def __init__(self, d_model: int, max_positions: int = 5000, dropout: float = 0.0):
         super().__init__()
         self.dropout = nn.Dropout(dropout)
         # A buffer, not a parameter: it moves with .to(device) but is never trained.
-        self.register_buffer("encoding", sinusoidal_positional_encoding(max_len, d_model), persistent=False)
+        self.register_buffer("encoding", sinusoidal_positional_encoding(max_positions, d_model), persistent=False)
 
     def forward(self, x: Tensor, start: int = 0) -> Tensor:
         """``x``: ``(batch, L, d_model)`` holding positions ``start … start + L - 1``; returns the same shape."""
@@ -99,13 +101,13 @@ class LearnedPositionalEmbedding(nn.Module):
 
     Args:
         d_model: model width.
-        max_len: number of positions that have a vector (no extrapolation beyond it).
+        max_positions: number of positions that have a vector (no extrapolation beyond it).
         dropout: dropout probability applied to the sum.
     """
 
-    def __init__(self, d_model: int, max_len: int = 5000, dropout: float = 0.0):
+    def __init__(self, d_model: int, max_positions: int = 5000, dropout: float = 0.0):
         super().__init__()
-        self.embedding = nn.Embedding(max_len, d_model)
+        self.embedding = nn.Embedding(max_positions, d_model)
         nn.init.normal_(self.embedding.weight, std=d_model**-0.5)
         self.dropout = nn.Dropout(dropout)
 
@@ -115,15 +117,15 @@ class LearnedPositionalEmbedding(nn.Module):
         return self.dropout(x + self.embedding(positions.to(x.device)).to(x.dtype))
 
 
-def _check_positions(x: Tensor, start: int, max_len: int) -> Tensor:
+def _check_positions(x: Tensor, start: int, max_positions: int) -> Tensor:
     if x.dim() != 3:
         raise ValueError(f"positional encoding expects (batch, L, d_model), got shape {tuple(x.shape)}")
     end = start + x.size(1)
     if start < 0:
         raise ValueError(f"positions start at 0, got start={start}")
-    if end > max_len:
+    if end > max_positions:
         raise ValueError(
             f"positions {start}…{end - 1} need a table of at least {end} positions, "
-            f"but this one has max_len={max_len} (positions 0…{max_len - 1})"
+            f"but this one has max_positions={max_positions} (positions 0…{max_positions - 1})"
         )
     return torch.arange(start, end, device=x.device)

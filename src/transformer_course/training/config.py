@@ -26,7 +26,7 @@ class ModelConfig:
     d_ff: int = 512
     dropout: float = 0.1
     norm_first: bool = False
-    max_len: int = 512
+    max_positions: int = 512
     tie_embeddings: bool = True
     positional: str = "sinusoidal"
     shared_vocabulary: bool = False  # one vocabulary for both sides: the source embedding is tied too
