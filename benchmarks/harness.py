@@ -109,7 +109,9 @@ class TorchTransformer(nn.Module):
         return self.output(hidden)
 
     @torch.no_grad()
-    def greedy_decode(self, source: Tensor, max_output_length: int, bos_id: int = BOS_ID, pad_id: int = PAD_ID) -> Tensor:
+    def greedy_decode(
+        self, source: Tensor, max_output_length: int, bos_id: int = BOS_ID, pad_id: int = PAD_ID
+    ) -> Tensor:
         """Greedy decoding without a cache (``nn.Transformer`` has none): the whole prefix at every step."""
         source_padding = source == pad_id  # (batch, L_src)
         memory = self.transformer.encoder(self.embed(source), src_key_padding_mask=source_padding)
