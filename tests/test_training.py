@@ -383,3 +383,14 @@ def test_an_unknown_event_is_refused(task, tmp_path):
     trainer = Trainer(RunState(task, tiny_run(tmp_path, 1), TINY), None, torch.device("cpu"), ProcessGroup())
     with pytest.raises(ValueError, match="unknown event 'on_step'"):
         trainer.add_callback("on_step", print)
+
+
+def test_a_model_config_stored_under_an_older_setting_name_still_loads():
+    stored = {**ModelConfig(max_positions=64).to_dict()}
+    stored["max_len"] = stored.pop("max_positions")
+    assert ModelConfig.from_dict(stored) == ModelConfig(max_positions=64)
+
+
+def test_an_unknown_model_setting_is_refused_by_name():
+    with pytest.raises(ValueError, match="no settings \\['width'\\]"):
+        ModelConfig.from_dict({**ModelConfig().to_dict(), "width": 3})

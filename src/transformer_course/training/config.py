@@ -40,7 +40,13 @@ class ModelConfig:
 
     @classmethod
     def from_dict(cls, values: dict) -> ModelConfig:
-        return cls(**_known(cls, values))
+        """The config a checkpoint stored, including one written before ``max_len`` was named ``max_positions``."""
+        renamed = {RENAMED_MODEL_SETTINGS.get(name, name): value for name, value in values.items()}
+        return cls(**_known(cls, renamed))
+
+
+# Settings stored in older checkpoints under another name: {old name: current name}.
+RENAMED_MODEL_SETTINGS = {"max_len": "max_positions"}
 
 
 @dataclass
