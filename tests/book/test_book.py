@@ -305,6 +305,8 @@ def visits(browser, site_url) -> dict[str, PageVisit]:
     _screenshot(browser, site_url, "book/intro", "intro-figure-1.png", scroll_to_first_figure=True)
     _screenshot(browser, site_url, "book/09-decoding", "09-figure-1.png", scroll_to_first_figure=True)
     _screenshot(browser, site_url, "book/09-decoding", "09-every-head.png", scroll_to="every-head")
+    # Table 3 at small scale: every seed's score of every variant, against the base's spread.
+    _screenshot(browser, site_url, "book/08-training", "08-table-3.png", scroll_to="the-paper-s-table-3")
     return seen
 
 
