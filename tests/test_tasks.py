@@ -70,6 +70,12 @@ def test_a_vocabulary_survives_its_dictionary():
     assert rebuilt.tokens == vocabulary.tokens and rebuilt.unit == vocabulary.unit
 
 
+def test_a_vocabulary_stored_with_its_unit_under_the_older_name_split_still_loads():
+    description = Vocabulary.from_texts(["四 十 七"], unit="characters").to_dict()
+    description["split"] = description.pop("unit")
+    assert tokenizer_from_dict(description).unit == "characters"
+
+
 def test_an_unknown_unit_is_rejected():
     with pytest.raises(ValueError, match="unit must be one of"):
         Vocabulary(["a"], unit="bytes")
