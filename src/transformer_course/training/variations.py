@@ -45,7 +45,7 @@ from pathlib import Path
 
 import torch
 
-from ..data import PAD_ID, TranslationTask, load_task
+from ..data import PAD_ID, TASKS, TranslationTask, load_task
 from ..device import default_device, describe_machine
 from .book_run import BookRunPlan
 from .config import ModelConfig, TrainingConfig
@@ -356,7 +356,8 @@ def format_table(record: dict) -> str:
 
 # ---- the command --------------------------------------------------------------------------
 
-GENERATED_TASKS = ("numbers", "copy", "reverse")  # built from a seed alone (multi30k needs its data)
+# The tasks built from a seed alone: one with options of its own (multi30k's --data) needs its files.
+GENERATED_TASKS = tuple(name for name, definition in TASKS.items() if not definition.options)
 
 
 def register(subcommands: argparse._SubParsersAction) -> None:
