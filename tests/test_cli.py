@@ -201,3 +201,12 @@ def test_options_keep_their_types_and_booleans_can_be_switched_off(tmp_path):
 def test_an_option_of_another_task_is_refused(tmp_path):
     with pytest.raises(SystemExit, match="--vocab-size is not an option of the copy task"):
         main(["train", "--task", "copy", "--vocab-size", "100", "--max-steps", "1", "--out", str(tmp_path)])
+
+
+def test_a_resumed_run_keeps_standard_output_for_its_results_line_alone(tmp_path, capsys):
+    run_command(capsys, "train", "--task", "copy", "--max-steps", 1, "--out", tmp_path, "--no-progress", *TINY_MODEL)
+    main(["train", "--resume", "--max-steps", "2", "--out", str(tmp_path)])
+    captured = capsys.readouterr()
+    lines = captured.out.strip().splitlines()
+    assert len(lines) == 1 and json.loads(lines[0])["steps"] == 2, f"standard output: {captured.out!r}"
+    assert "resuming" in captured.err, f"standard error: {captured.err!r}"

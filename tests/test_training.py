@@ -1,5 +1,6 @@
 """Label smoothing, the schedule, checkpoints, resumption, the NaN guard, the training loop and its callbacks."""
 
+import dataclasses
 import os
 
 import pytest
@@ -394,3 +395,12 @@ def test_a_model_config_stored_under_an_older_setting_name_still_loads():
 def test_an_unknown_model_setting_is_refused_by_name():
     with pytest.raises(ValueError, match="no settings \\['width'\\]"):
         ModelConfig.from_dict({**ModelConfig().to_dict(), "width": 3})
+
+
+def test_a_resumed_run_without_progress_prints_nothing(task, tmp_path, capsys):
+    config = TrainingConfig(max_steps=1, validate_every=1, out_dir=str(tmp_path), device="cpu")
+    train(task, config, TINY, progress=False)
+    capsys.readouterr()
+    train(task, dataclasses.replace(config, max_steps=2), TINY, progress=False, resume=True)
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err == "", f"printed {captured.out!r} and {captured.err!r}"

@@ -21,9 +21,7 @@ so a directory that holds it holds a finished run.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import io
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -139,10 +137,9 @@ def book_numbers_run(
     shutil.rmtree(directory, ignore_errors=True)
     task = load_task(**plan.task)
     states = {}
-    with contextlib.redirect_stdout(io.StringIO()):  # silences "resuming <checkpoint> at step ..."
-        for end in plan.segment_ends:
-            result = train(task, plan.training_config(end, directory), plan.model, progress=False, resume=True)
-            states[end] = {name: tensor.clone() for name, tensor in result.model.state_dict().items()}
+    for end in plan.segment_ends:
+        result = train(task, plan.training_config(end, directory), plan.model, progress=False, resume=True)
+        states[end] = {name: tensor.clone() for name, tensor in result.model.state_dict().items()}
     averaged = {name: sum(state[name] for state in states.values()) / len(states) for name in states[plan.steps]}
     candidates = {"last": result.model.eval(), "averaged": _built(plan, task, averaged)}
     limit = plan.training_config(plan.steps).validation_examples  # as the validations during training

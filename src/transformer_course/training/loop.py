@@ -26,6 +26,7 @@ the step, everything a long run needs:
 from __future__ import annotations
 
 import math
+import sys
 import time
 from collections import defaultdict
 from collections.abc import Callable
@@ -95,7 +96,7 @@ def train(
         resume: continue the run whose checkpoint is in ``config.out_dir``, if there is one
             (``True``), or the one already read with :meth:`SavedRun.read`. Its task and model size
             must be ``task`` and ``model_config``; the training settings are ``config``.
-        progress: show a progress bar.
+        progress: show a progress bar, and say on standard error which checkpoint a run resumes.
         command: the command line that started this run, kept in the checkpoint's provenance
             (with the machine and the date) for records of the run.
 
@@ -109,7 +110,7 @@ def train(
     device = local_device(torch.device(config.device) if config.device != "auto" else default_device())
     group = join_process_group(device)
     try:
-        state = _run_state(task, config, model_config, resume, group)
+        state = _run_state(task, config, model_config, resume, show_messages=progress and group.is_main)
         state.add_provenance(device, group, command)
         trainer = Trainer(state, model, device, group)
         trainer.add_callbacks(LogProgress(show_bar=progress and group.is_main))
@@ -122,19 +123,24 @@ def train(
         group.close()
 
 
-def _run_state(task, config, model_config, resume: bool | SavedRun, group: ProcessGroup) -> RunState:
-    """A new run, or the one saved in ``config.out_dir`` (read only if ``resume`` is not read already)."""
+def _run_state(task, config, model_config, resume: bool | SavedRun, show_messages: bool) -> RunState:
+    """A new run, or the one saved in ``config.out_dir`` (read only if ``resume`` is not read already).
+
+    Says which on standard error when ``show_messages``: standard output is the caller's (the
+    commands print their results there).
+    """
     saved = resume if isinstance(resume, SavedRun) else None
     if resume is True and config.out_dir is not None:
         saved = SavedRun.read(config.out_dir)
     if saved is None:
-        if resume and group.is_main:
+        if resume and show_messages:
             path = None if config.out_dir is None else run_checkpoint(config.out_dir)
-            tqdm.write(f"no checkpoint at {path}: starting a new run")
+            tqdm.write(f"no checkpoint at {path}: starting a new run", file=sys.stderr)
         return RunState(task, config, model_config)
     state = RunState.resume(saved, task, config, model_config)
-    if group.is_main:
-        tqdm.write(f"resuming {saved.path} at step {state.step} (epoch {state.epoch}, batch {state.batch_in_epoch})")
+    if show_messages:
+        where = f"step {state.step} (epoch {state.epoch}, batch {state.batch_in_epoch})"
+        tqdm.write(f"resuming {saved.path} at {where}", file=sys.stderr)
     return state
 
 
@@ -169,7 +175,7 @@ class Trainer:
         if state.saved is not None:
             warning = state.restore(self.model, self.optimizer, self.scheduler, self.scaler, group, device)
             if warning and group.is_main:
-                tqdm.write(warning)
+                tqdm.write(warning, file=sys.stderr)
         self.train_pairs = task.encode("train")
         self.train_lengths = self.train_pairs.longer_side_lengths()  # the longer side only: see data.batching
         self.callbacks: dict[str, list[Callable]] = defaultdict(list)
