@@ -26,8 +26,10 @@ from transformer_course.training import (
     transformer_optimizer,
     warmup_scheduler,
 )
+from transformer_course.training import checkpoint as checkpoint_module
 from transformer_course.training import loop as training_loop
 from transformer_course.training.distributed import ProcessGroup
+from transformer_course.training.record import write_record
 
 TINY = ModelConfig(d_model=16, num_heads=2, num_layers=1, d_ff=32, dropout=0.1)
 
@@ -143,6 +145,21 @@ def test_a_failed_save_leaves_the_old_checkpoint_and_no_temporary_file(tmp_path,
         save_checkpoint({"step": 2}, path)
     assert path.read_bytes() == before
     assert os.listdir(tmp_path) == ["checkpoint.pt"]
+
+
+def test_a_failed_record_write_leaves_the_old_record_and_no_temporary_file(tmp_path, monkeypatch):
+    path = tmp_path / "record.json"
+    write_record({"runs": 1}, path)
+    before = path.read_bytes()
+
+    def crash(descriptor):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(checkpoint_module.os, "fsync", crash)
+    with pytest.raises(OSError, match="disk full"):
+        write_record({"runs": 2}, path)
+    assert path.read_bytes() == before
+    assert os.listdir(tmp_path) == ["record.json"]
 
 
 def test_loading_a_missing_checkpoint_names_it(tmp_path):

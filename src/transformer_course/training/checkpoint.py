@@ -1,16 +1,18 @@
 """Checkpoints: where a run keeps one, how it is written, and how a trained model comes back.
 
-A checkpoint is written to a temporary file, then renamed over the old one: ``os.replace`` is
-atomic on POSIX and Windows, so a reader (or a resumed run) sees either the old checkpoint or the
-new one, never half a file, even if the process is killed while saving.
+A checkpoint (and any other file a run keeps, such as a record) is written to a temporary file,
+then renamed over the old one: ``os.replace`` is atomic on POSIX and Windows, so a reader (or a
+resumed run) sees either the old file or the new one, never half a file, even if the process is
+killed while saving.
 """
 
 from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import torch
 from torch import nn
@@ -33,14 +35,18 @@ def checkpoint_path(location: str | Path) -> Path:
     return run_checkpoint(location) if location.is_dir() else location
 
 
-def save_checkpoint(state: dict[str, Any], path: str | Path) -> Path:
-    """Write ``state`` with ``torch.save`` to ``path`` atomically; returns the path."""
+def write_atomically(path: str | Path, write: Callable[[BinaryIO], None]) -> Path:
+    """Call ``write(file)`` on a temporary file beside ``path``, then rename it to ``path``.
+
+    Used for every file a run keeps (checkpoints, records): an interruption leaves the previous
+    file whole. Returns the path.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(descriptor, "wb") as file:
-            torch.save(state, file)
+            write(file)
             file.flush()
             os.fsync(file.fileno())  # on disk before the rename makes it visible
         os.replace(temporary, path)
@@ -48,6 +54,11 @@ def save_checkpoint(state: dict[str, Any], path: str | Path) -> Path:
         Path(temporary).unlink(missing_ok=True)
         raise
     return path
+
+
+def save_checkpoint(state: dict[str, Any], path: str | Path) -> Path:
+    """Write ``state`` with ``torch.save`` to ``path`` atomically; returns the path."""
+    return write_atomically(path, lambda file: torch.save(state, file))
 
 
 def load_checkpoint(path: str | Path, map_location: torch.device | str = "cpu") -> dict[str, Any]:

@@ -21,7 +21,7 @@ from ..data import PAD_ID, bucketed_batches
 from ..decoding import translate
 from ..masks import padding_mask
 from ..model import recording_attention
-from .checkpoint import load_trained_model
+from .checkpoint import load_trained_model, write_atomically
 from .evaluation import evaluate
 
 
@@ -111,7 +111,6 @@ def _rounded(value):
 
 
 def write_record(record: dict, path: str | Path) -> Path:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    return path
+    """Write ``record`` as JSON to ``path`` atomically (an interruption leaves the previous record whole)."""
+    text = json.dumps(record, indent=1, ensure_ascii=False) + "\n"
+    return write_atomically(path, lambda file: file.write(text.encode("utf-8")))

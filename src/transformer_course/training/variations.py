@@ -220,7 +220,7 @@ def run_variations(
         _store(record, variant, seed, scores)
         provenance.update(updated=date.today().isoformat())
         provenance["minutes"] = round(minutes_before + (time.monotonic() - started) / 60, 2)
-        _write_atomically(record, out)
+        write_record(record, out)
         if log is not None:
             log(f"[{done + 1}/{len(jobs)}] {variant.row} {variant.name}, seed {seed}: {_describe(scores)}")
     return record
@@ -319,13 +319,6 @@ def spread(values: list[float]) -> dict:
         "min": min(values),
         "max": max(values),
     }
-
-
-def _write_atomically(record: dict, path: Path) -> None:
-    """Write ``record`` beside ``path``, then rename: an interruption leaves the previous record whole."""
-    temporary = path.with_name(f".{path.name}.tmp")
-    write_record(record, temporary)
-    temporary.replace(path)
 
 
 def _describe(scores: dict) -> str:
