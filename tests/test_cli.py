@@ -1,5 +1,6 @@
 """The train and evaluate commands: options, resumption, and one JSON line of results."""
 
+import argparse
 import dataclasses
 import json
 import shutil
@@ -210,3 +211,55 @@ def test_a_resumed_run_keeps_standard_output_for_its_results_line_alone(tmp_path
     lines = captured.out.strip().splitlines()
     assert len(lines) == 1 and json.loads(lines[0])["steps"] == 2, f"standard output: {captured.out!r}"
     assert "resuming" in captured.err, f"standard error: {captured.err!r}"
+
+
+def _commands_with_device(run_directory, record_path) -> dict[str, list[str]]:
+    """Every command that takes --device, with arguments that make it quick (a trained tiny run to read)."""
+    return {
+        "train": ["train", "--task", "copy", "--max-steps", "1", "--out", str(run_directory / "again"), "--no-progress",
+                  *TINY_MODEL],
+        "evaluate": ["evaluate", str(run_directory), "--limit", "5"],
+        "record": ["record", str(run_directory), "--out", str(record_path), "--examples", "2", "--beam", "2"],
+        "variations": ["variations", "--task", "copy", "--seeds", "0", "--steps", "1", "--rows", "E",
+                       "--out", str(run_directory / "table3.json")],
+    }  # fmt: skip
+
+
+DEVICE_COMMANDS = ["train", "evaluate", "record", "variations"]
+
+
+def test_the_device_tests_cover_every_command_with_a_device_option():
+    subcommands = next(action for action in build_parser()._actions if isinstance(action, argparse._SubParsersAction))
+    with_device = {
+        name
+        for name, parser in subcommands.choices.items()
+        if any("--device" in action.option_strings for action in parser._actions)
+    }
+    assert with_device == set(DEVICE_COMMANDS)
+
+
+@pytest.fixture(scope="module")
+def trained_run(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("run")
+    main(["train", "--task", "copy", "--max-steps", "2", "--out", str(directory), "--no-progress", *TINY_MODEL])
+    return directory
+
+
+@pytest.mark.parametrize("command", DEVICE_COMMANDS)
+def test_every_command_runs_with_device_auto(command, trained_run, tmp_path, capsys, monkeypatch):
+    from transformer_course.data import copy_task
+    from transformer_course.training import variations
+
+    tiny_copy = copy_task(seed=0, vocabulary_size=6, max_length=6, train_size=100, validation_size=10, test_size=10)
+    monkeypatch.setattr(variations, "load_task", lambda name, seed: tiny_copy)
+    argv = _commands_with_device(trained_run, tmp_path / "record.json")[command]
+    code, results = run_command(capsys, *argv, "--device", "auto")
+    assert code == 0 and "error" not in results
+
+
+@pytest.mark.parametrize("command", DEVICE_COMMANDS)
+def test_every_command_refuses_an_unknown_device_in_one_line(command, trained_run, tmp_path, capsys):
+    argv = _commands_with_device(trained_run, tmp_path / "record.json")[command]
+    with pytest.raises(SystemExit):
+        main([*argv, "--device", "gpu"])
+    assert "argument --device: unknown device 'gpu'" in capsys.readouterr().err

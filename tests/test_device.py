@@ -1,9 +1,11 @@
-"""Which precision each device trains in: the GPU's own compute capability decides, not emulation."""
+"""Which device a setting names ("auto": a GPU if there is one) and which precision each device trains in: the
+GPU's own compute capability decides, not emulation."""
 
 import pytest
 import torch
 
 from transformer_course import autocast_dtype
+from transformer_course.device import resolve_device
 
 
 @pytest.fixture
@@ -42,3 +44,30 @@ def test_the_given_gpu_decides_not_the_current_one(gpus):
 def test_the_cpu_trains_in_float32():
     assert autocast_dtype("cpu") is None
     assert autocast_dtype(torch.device("cpu")) is None
+
+
+def test_auto_is_the_gpu_when_there_is_one(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert resolve_device("auto") == torch.device("cuda")
+    assert resolve_device(None) == torch.device("cuda")
+
+
+def test_auto_is_the_cpu_without_a_gpu(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert resolve_device("auto") == torch.device("cpu")
+
+
+def test_a_named_device_is_taken_as_it_is():
+    assert resolve_device("cpu") == torch.device("cpu")
+    assert resolve_device(torch.device("cpu")) == torch.device("cpu")
+
+
+def test_an_unknown_device_is_refused_with_the_names_it_takes():
+    with pytest.raises(ValueError, match=r"unknown device 'gpu': use auto, cpu, cuda or cuda:N"):
+        resolve_device("gpu")
+
+
+def test_a_cuda_device_without_a_gpu_is_refused_when_asked_for(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    with pytest.raises(ValueError, match="PyTorch sees no CUDA GPU here"):
+        resolve_device("cuda:0")

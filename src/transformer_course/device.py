@@ -8,6 +8,7 @@ float16 with a gradient scaler otherwise (e.g. Colab's T4, compute capability 7.
 
 from __future__ import annotations
 
+import argparse
 import os
 import platform
 from pathlib import Path
@@ -20,6 +21,42 @@ BFLOAT16_MIN_CAPABILITY = 8  # Ampere (sm80) and newer have bfloat16 tensor core
 def default_device() -> torch.device:
     """The first CUDA GPU if there is one, else the CPU."""
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def resolve_device(device: str | torch.device | None = "auto") -> torch.device:
+    """The device that a setting names: ``"auto"`` (or ``None``) is :func:`default_device`.
+
+    Every command's ``--device`` and every ``device=`` setting goes through here, so that ``"auto"``
+    means the same everywhere. ``"cpu"``, ``"cuda"``, ``"cuda:1"`` and :class:`torch.device` objects
+    are taken as they are.
+
+    Raises:
+        ValueError: ``device`` names no device PyTorch knows, or a CUDA device on a machine where
+            PyTorch sees no GPU (the error would otherwise come later, from deep inside a layer).
+    """
+    if device is None or device == "auto":
+        return default_device()
+    try:
+        resolved = torch.device(device)
+    except (RuntimeError, TypeError):
+        raise ValueError(f"unknown device {device!r}: use auto, cpu, cuda or cuda:N") from None
+    if resolved.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device {device!r} asked for, but PyTorch sees no CUDA GPU here: use auto or cpu")
+    return resolved
+
+
+def device_option(text: str) -> str:
+    """The ``type`` of every ``--device`` option: the setting as given (``"auto"`` stays ``"auto"``,
+    so that a checkpoint keeps what was asked for), checked by :func:`resolve_device` when parsed.
+
+    Raises:
+        argparse.ArgumentTypeError: the device does not exist here; argparse prints it as one line.
+    """
+    try:
+        resolve_device(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return text
 
 
 def autocast_dtype(device: torch.device | str) -> torch.dtype | None:

@@ -18,7 +18,7 @@ import torch
 from torch import nn
 
 from ..data import TranslationTask, task_from_dict
-from ..device import default_device
+from ..device import resolve_device
 from .config import ModelConfig
 
 CHECKPOINT_NAME = "checkpoint.pt"
@@ -75,10 +75,10 @@ def load_trained_model(
     """Rebuild the model and the task of a checkpoint (a file, or a run's directory).
 
     Returns:
-        ``(model, task, checkpoint)``: the model in eval mode on ``device`` (default: a GPU if
-        there is one), the task with the tokenizers it was trained with, and the checkpoint dict.
+        ``(model, task, checkpoint)``: the model in eval mode on ``device`` (``None`` or ``"auto"``:
+        a GPU if there is one), the task with the tokenizers it was trained with, and the checkpoint dict.
     """
-    device = torch.device(device) if device is not None else default_device()
+    device = resolve_device(device)
     state = load_checkpoint(checkpoint_path(path), map_location=device)
     task = task_from_dict(state["task"])
     model = ModelConfig.from_dict(state["model_config"]).build(len(task.source_tokenizer), len(task.target_tokenizer))

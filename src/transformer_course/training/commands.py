@@ -27,7 +27,7 @@ from pathlib import Path
 import torch
 
 from ..data import TASKS, TranslationTask, load_task
-from ..device import default_device
+from ..device import device_option, resolve_device
 from ..model import Transformer
 from .checkpoint import checkpoint_path, load_trained_model
 from .config import ModelConfig, TrainingConfig, recipe_for
@@ -78,7 +78,7 @@ def _add_config_options(group, config_class: type, descriptions: dict[str, str])
     types_of = typing.get_type_hints(config_class)
     for field in fields(config_class):
         flag = "--" + OPTION_NAMES.get(field.name, field.name).replace("_", "-")
-        kind = _option_type(types_of[field.name])
+        kind = device_option if field.name == "device" else _option_type(types_of[field.name])
         help_text = descriptions.get(field.name, "").replace("%", "%%")
         if kind is bool:
             group.add_argument(
@@ -157,7 +157,7 @@ def _register_evaluate(subcommands: argparse._SubParsersAction) -> None:
         "--alpha", type=float, default=0.0, help="length penalty exponent for beam search (the paper: 0.6)"
     )
     parser.add_argument("--limit", type=int, default=None, help="score only the first N pairs")
-    parser.add_argument("--device", default=None, help="auto (default), cpu, cuda …")
+    parser.add_argument("--device", type=device_option, default=None, help="auto (default), cpu, cuda …")
     parser.add_argument("--threads", type=int, default=None, help="CPU threads for PyTorch")
     parser.set_defaults(run=run_evaluate)
 
@@ -175,7 +175,7 @@ def _register_record(subcommands: argparse._SubParsersAction) -> None:
         "--alpha", type=float, default=0.6, help="length penalty exponent (default: %(default)s, the paper's)"
     )
     parser.add_argument("--examples", type=int, default=12, help="test sentences to keep with their translations")
-    parser.add_argument("--device", default=None, help="auto (default), cpu, cuda …")
+    parser.add_argument("--device", type=device_option, default=None, help="auto (default), cpu, cuda …")
     parser.add_argument("--threads", type=int, default=None, help="CPU threads for PyTorch")
     parser.set_defaults(run=run_record)
 
@@ -244,7 +244,7 @@ def _resolve_settings(
     if saved and task_name != saved.task_name:
         raise SystemExit(f"error: {out_dir} holds a {saved.task_name} run, not {task_name}")
     device = arguments.device or (saved.training_config.device if saved else "auto")
-    recipe = recipe_for(task_name, (torch.device(device) if device != "auto" else default_device()).type)
+    recipe = recipe_for(task_name, resolve_device(device).type)
 
     model_values = saved.model_config.to_dict() if saved else recipe.model.to_dict()
     model_values.update(_given(arguments, [field.name for field in fields(ModelConfig)]))

@@ -40,7 +40,7 @@ from torch.nn.parallel import DistributedDataParallel
 from tqdm.auto import tqdm
 
 from ..data import PAD_ID, Batch, TranslationTask, bucketed_batches, make_batch
-from ..device import autocast_dtype, default_device
+from ..device import autocast_dtype, resolve_device
 from ..masks import padding_mask
 from .callbacks import LogProgress, ValidateAndCheckpoint
 from .checkpoint import run_checkpoint
@@ -107,7 +107,7 @@ def train(
             its gradients did; the message says where, and which checkpoint is the last good one.
     """
     model_config = model_config or ModelConfig()
-    device = local_device(torch.device(config.device) if config.device != "auto" else default_device())
+    device = local_device(resolve_device(config.device))
     group = join_process_group(device)
     try:
         state = _run_state(task, config, model_config, resume, show_messages=progress and group.is_main)

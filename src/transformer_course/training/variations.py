@@ -46,7 +46,7 @@ from pathlib import Path
 import torch
 
 from ..data import PAD_ID, TASKS, TranslationTask, load_task
-from ..device import default_device, describe_machine
+from ..device import describe_machine, device_option, resolve_device
 from .book_run import BookRunPlan
 from .config import ModelConfig, TrainingConfig
 from .evaluation import evaluate, teacher_forced_loss
@@ -191,7 +191,7 @@ def run_variations(
     ``workers`` runs train side by side in their own processes, each with ``threads`` threads.
     ``log(message)`` hears of every finished run. Returns the record.
     """
-    device = str(torch.device(device) if device != "auto" else default_device())
+    device = str(resolve_device(device))
     training = {**(BASE_TRAINING if base_training is None else base_training), "device": device}
     training.update(max_steps=steps, validate_every=steps)  # validate once, at the end
     settings = {
@@ -369,7 +369,7 @@ def register(subcommands: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--workers", type=int, default=1, help="runs trained side by side, each in its own process")
     parser.add_argument("--threads", type=int, default=None, help="CPU threads for PyTorch in each run")
-    parser.add_argument("--device", default="auto", help="auto (default), cpu, cuda …")
+    parser.add_argument("--device", type=device_option, default="auto", help="auto (default), cpu, cuda …")
     parser.set_defaults(run=run_command)
 
 
