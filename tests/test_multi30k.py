@@ -1,5 +1,5 @@
 """The real-corpus loader: the dataset's own files, the Hugging Face dataset, local JSONL or TSV, and the
-multi30k task."""
+multi30k task. (Downloading the dataset's files: test_multi30k_download.py.)"""
 
 import gzip
 import sys
@@ -7,6 +7,7 @@ import types
 from pathlib import Path
 
 import pytest
+from multi30k_mirror import SHARED_MULTI30K
 
 from transformer_course.data import (
     load_multi30k,
@@ -17,8 +18,8 @@ from transformer_course.data import (
     task_from_dict,
 )
 from transformer_course.data import tasks as tasks_module
+from transformer_course.data.multi30k import HUGGING_FACE_PATH
 
-SHARED_MULTI30K = Path(__file__).resolve().parents[2] / "shared" / "data" / "multi30k"
 needs_the_corpus = pytest.mark.skipif(
     not (SHARED_MULTI30K / "train.de.gz").is_file(), reason=f"the Multi30k corpus is not at {SHARED_MULTI30K}"
 )
@@ -123,7 +124,7 @@ def test_a_directory_missing_a_split_is_reported(tmp_path):
         load_multi30k(tmp_path)
 
 
-def test_the_hugging_face_dataset_is_read_through_datasets(monkeypatch):
+def test_the_hugging_face_path_reads_the_dataset_through_datasets(monkeypatch):
     requested = []
 
     def load_dataset(name):
@@ -132,7 +133,7 @@ def test_the_hugging_face_dataset_is_read_through_datasets(monkeypatch):
         return {"train": [row, row], "validation": [row], "test": [row]}
 
     monkeypatch.setitem(sys.modules, "datasets", types.SimpleNamespace(load_dataset=load_dataset))
-    splits = load_multi30k()
+    splits = load_multi30k(HUGGING_FACE_PATH)
     assert requested == ["bentrevett/multi30k"]
     assert splits["train"] == [("Ein Hund.", "A dog.")] * 2 and len(splits["test"]) == 1
 
@@ -140,7 +141,7 @@ def test_the_hugging_face_dataset_is_read_through_datasets(monkeypatch):
 def test_without_datasets_installed_the_error_says_how_to_get_it(monkeypatch):
     monkeypatch.setitem(sys.modules, "datasets", None)  # makes "import datasets" fail
     with pytest.raises(ImportError, match="pip install datasets"):
-        load_multi30k()
+        load_multi30k(HUGGING_FACE_PATH)
 
 
 def test_the_multi30k_task_shares_one_bpe_vocabulary_and_scores_with_bleu(fixtures):

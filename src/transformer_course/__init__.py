@@ -23,6 +23,8 @@ One module per idea of the paper:
 (``from transformer_course.training import train``), so that the model needs nothing but torch.
 """
 
+from importlib import metadata as _metadata
+
 from .attention import scaled_dot_product_attention
 from .decoder import Decoder, DecoderLayer, DecoderLayerCache
 from .device import autocast_dtype, default_device
@@ -47,7 +49,10 @@ from .positional_encoding import (
 )
 from .sublayers import SublayerConnection
 
-__version__ = "1.0.0"
+try:
+    __version__ = _metadata.version("transformer-course")  # set in pyproject.toml, its one home
+except _metadata.PackageNotFoundError:  # imported from a source tree that was never installed
+    __version__ = "unknown"
 
 __all__ = [
     "Decoder",

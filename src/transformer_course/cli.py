@@ -19,6 +19,7 @@ import argparse
 import sys
 
 from . import __version__
+from .data.download import DownloadError
 from .grading import commands as grading_commands
 from .training import commands as training_commands
 from .training import variations
@@ -39,7 +40,11 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     arguments = build_parser().parse_args(argv)
     arguments.command_line = ["transformer-course", *argv]  # as typed, for the records of a run
-    return arguments.run(arguments) or 0
+    try:
+        return arguments.run(arguments) or 0
+    except DownloadError as error:  # its message says what failed and what to do: no traceback needed
+        print(f"error: {error}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -8,10 +8,11 @@ test set). Three sources give the same pairs:
 
 * the dataset's own files (the ``data/task1/raw`` folder of its repository): one file per split and
   language, line *i* of the German file translating line *i* of the English one, gzipped or not:
-  ``train.de.gz`` + ``train.en.gz``, ``val.*`` and ``test_2016_flickr.*``. This is what the course
-  reads offline (``../shared/data/multi30k``);
-* the Hugging Face dataset ``bentrevett/multi30k`` (on Colab; needs ``pip install datasets``,
-  imported only when used);
+  ``train.de.gz`` + ``train.en.gz``, ``val.*`` and ``test_2016_flickr.*``. Without a path they are
+  downloaded once into the user's cache, checked against their SHA-256 (:mod:`.download`: a mirror
+  and the cache folder can be set there); a folder holding them is read offline;
+* the Hugging Face dataset ``bentrevett/multi30k``, as the path ``hf://bentrevett/multi30k`` (needs
+  ``pip install datasets``, imported only when used);
 * local files, one per split: ``train``, ``validation`` and ``test`` with the suffix ``.jsonl``
   (one ``{"de": ..., "en": ...}`` object per line, the Hugging Face rows) or ``.tsv``
   (``german<TAB>english`` per line). A ``.tsv`` file cannot hold a sentence that contains a tab
@@ -26,9 +27,11 @@ import json
 import random
 from pathlib import Path
 
+from .download import download_multi30k
 from .pairs import Pair
 
 DATASET_NAME = "bentrevett/multi30k"
+HUGGING_FACE_PATH = f"hf://{DATASET_NAME}"  # the path that reads the Hugging Face copy
 SPLIT_NAMES = ("train", "validation", "test")
 # The file names of the splits in the dataset's own layout: <name>.<language>[.gz].
 RAW_SPLIT_NAMES = {"train": "train", "validation": "val", "test": "test_2016_flickr"}
@@ -131,16 +134,23 @@ def load_multi30k(
     """The train / validation / test pairs of Multi30k (or of any corpus in the same formats).
 
     Args:
-        path: ``None`` for the Hugging Face dataset; a directory in the dataset's own layout
-            (``train.de.gz`` …) or with ``train``, ``validation`` and ``test`` files (``.jsonl`` or
-            ``.tsv``); or one such file, split by ``seed``.
-        source_language, target_language: the JSONL keys (and the dataset's columns).
+        path: ``None`` for the dataset's own files, downloaded once into the cache
+            (:func:`~transformer_course.data.download.download_multi30k`); a directory in the
+            dataset's own layout (``train.de.gz`` …) or with ``train``, ``validation`` and ``test``
+            files (``.jsonl`` or ``.tsv``); one such file, split by ``seed``; or
+            ``"hf://bentrevett/multi30k"`` for the Hugging Face copy.
+        source_language, target_language: the languages (file suffixes, JSONL keys, the dataset's columns).
         seed: shuffles a single file before it is split.
 
     Returns:
         ``{"train": [(source, target), ...], "validation": [...], "test": [...]}``.
+
+    Raises:
+        DownloadError: (``path=None``) the files could not be downloaded, or arrived changed.
     """
     if path is None:
+        path = download_multi30k()
+    elif str(path) == HUGGING_FACE_PATH:
         return _load_from_hugging_face(source_language, target_language)
     path = Path(path)
     if path.is_file():
@@ -170,7 +180,7 @@ def _load_from_hugging_face(source_language: str, target_language: str) -> dict[
     except ImportError:
         raise ImportError(
             f"loading {DATASET_NAME} needs the Hugging Face datasets package: pip install datasets "
-            "(or pass the path of local .jsonl/.tsv files)"
+            "(or leave the path out: the dataset's own files are downloaded without it)"
         ) from None
     dataset = datasets.load_dataset(DATASET_NAME)
     return {split: [(row[source_language], row[target_language]) for row in dataset[split]] for split in SPLIT_NAMES}

@@ -136,7 +136,8 @@ def multi30k_task(
     """Multi30k German → English (see :mod:`.multi30k`), with one BPE vocabulary for both languages.
 
     Args:
-        path: local ``.jsonl``/``.tsv`` files, or ``None`` for the Hugging Face dataset.
+        path: a local copy (see :func:`~transformer_course.data.load_multi30k`), or ``None``: the
+            dataset's own files, downloaded once into the cache.
         vocab_size: size of the shared BPE vocabulary trained on the training split.
         seed: splits a single local file.
         tokenizer: an already trained tokenizer (from a checkpoint) instead of training one.
@@ -194,7 +195,7 @@ TASKS: dict[str, TaskDefinition] = {
                 "--data", "path", str,
                 "a directory of the dataset's own files (train.de.gz + train.en.gz, val.*, test_2016_flickr.*, "
                 "gzipped or not) or of train/validation/test .jsonl or .tsv files, or one such file (default: download "
-                "the Hugging Face copy)",
+                "the dataset's own files once into the cache; MULTI30K_BASE_URL names a mirror)",
             ),
             TaskOption("--vocab-size", "vocab_size", int, "size of the shared BPE vocabulary (default: the recipe's)"),
         ),
