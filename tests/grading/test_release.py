@@ -16,7 +16,7 @@ from grading_support import (
 )
 
 from transformer_course.grading.course import Course
-from transformer_course.grading.release import SETUP_CELL_ID, release
+from transformer_course.grading.release import SETUP_CELL_ID, package_requirement, release
 
 pytestmark = pytest.mark.grading
 
@@ -80,10 +80,10 @@ def test_exercise_outputs_are_cleared(assignment):
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_exercise_starts_with_the_setup_cell_from_the_book_config(assignment):
     first = exercise_notebook(assignment)["cells"][0]
-    url, branch = Course(REPOSITORY).repository()
     assert first["id"] == SETUP_CELL_ID
     source = "".join(first["source"])
-    assert f"git+{url}@{branch}" in source and "google.colab" in source and "torch.cuda.is_available()" in source
+    assert package_requirement(Course(REPOSITORY)) in source and "google.colab" in source
+    assert "default_device()" in source
 
 
 def test_solution_notebooks_are_committed_without_outputs():

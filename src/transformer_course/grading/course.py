@@ -202,10 +202,18 @@ class Course:
 
 def copy_course(source: Path, target: Path) -> Course:
     """A copy of the course at ``source`` in ``target``, for grading runs that must not touch the original:
-    its source and release directories, nbgrader's config and the book's (which names the repository)."""
+    its source and release directories, nbgrader's config, the book's (which names the repository) and
+    pyproject.toml (which gives the package's version: the setup cell installs its tag)."""
     original = Course(source)
     target.mkdir(parents=True, exist_ok=True)
-    for name in (original.source_directory.name, original.release_directory.name, CONFIG_FILE, "_config.yml"):
+    names = (
+        original.source_directory.name,
+        original.release_directory.name,
+        CONFIG_FILE,
+        "_config.yml",
+        "pyproject.toml",
+    )
+    for name in names:
         if (source / name).is_dir():
             shutil.copytree(source / name, target / name)
         elif (source / name).is_file():

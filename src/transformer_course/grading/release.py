@@ -3,15 +3,24 @@
 nbgrader's ``generate_assignment`` does the real work: it replaces the code between
 ``### BEGIN SOLUTION`` and ``### END SOLUTION`` by ``raise NotImplementedError()``, deletes what lies
 between ``### BEGIN HIDDEN TESTS`` and ``### END HIDDEN TESTS``, clears outputs, locks the read-only
-and test cells and records their checksums. This module then puts a setup cell first (on Colab it
-installs this package from the repository named in ``_config.yml``; everywhere it picks the GPU
-when there is one) and writes the result to ``exercises/``. The same solutions always give the same
-exercises, byte for byte, so a test can tell when ``exercises/`` is stale.
+and test cells and records their checksums. This module then puts a setup cell first and writes the
+result to ``exercises/``. The same solutions always give the same exercises, byte for byte, so a
+test can tell when ``exercises/`` is stale.
+
+The setup cell is the same in every notebook (autograde recognises it by its text). On Colab it
+installs this package from the repository that ``_config.yml`` names, at the tag ``v<version>`` of
+the version in ``pyproject.toml``: those two settings are all an instructor changes to teach from
+their own copy. A tag, not a branch, so that a learner half-way through the course keeps the
+package their notebooks were released with, whatever is pushed later. The package's own
+dependencies hold everything the notebooks use (the final project's Multi30k download included),
+so the cell needs no extras, and their loose ranges leave Colab's preinstalled torch and numpy
+alone. Everywhere, the cell picks the GPU when there is one.
 """
 
 from __future__ import annotations
 
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 
@@ -19,28 +28,49 @@ import nbformat
 
 from .course import Course
 
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # the grading extra installs tomli on Python 3.10
+    import tomli as tomllib
+
 SETUP_CELL_ID = "course-setup"
 
 SETUP_CELL_TEMPLATE = """\
-# Setup: run this cell first. On Colab it installs the course package; everywhere it picks the GPU
-# if there is one.
+# Setup: run this cell first. On Colab it installs the course package, version {version}, the one
+# these notebooks were released with; everywhere it picks the GPU if there is one.
 import subprocess
 import sys
 
 if "google.colab" in sys.modules:
-    package = "transformer-course @ git+{url}@{branch}"
+    package = "{requirement}"
     subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", package], check=True)
 
 import torch
+import transformer_course
 
-device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
-print(f"PyTorch {{torch.__version__}} on {{device}}")"""
+device = transformer_course.default_device()
+print(f"transformer-course {{transformer_course.__version__}}, PyTorch {{torch.__version__}}, on {{device}}")"""
+
+
+def package_version(course: Course) -> str:
+    """The package's version, from the course's ``pyproject.toml`` (its one home)."""
+    path = course.root / "pyproject.toml"
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))["project"]["version"]
+    except (OSError, KeyError, tomllib.TOMLDecodeError) as error:
+        raise RuntimeError(f"{path} gives no [project] version: {error}") from None
+
+
+def package_requirement(course: Course) -> str:
+    """What a learner's ``pip install`` asks for: the package from the course's repository at ``v<version>``."""
+    url, _branch = course.repository()
+    return f"transformer-course @ git+{url}@v{package_version(course)}"
 
 
 def setup_cell(course: Course) -> nbformat.NotebookNode:
     """The first cell of every learner notebook."""
-    url, branch = course.repository()
-    cell = nbformat.v4.new_code_cell(SETUP_CELL_TEMPLATE.format(url=url, branch=branch))
+    text = SETUP_CELL_TEMPLATE.format(version=package_version(course), requirement=package_requirement(course))
+    cell = nbformat.v4.new_code_cell(text)
     cell.id = SETUP_CELL_ID
     cell.metadata = {"tags": ["setup"]}
     return cell

@@ -1,0 +1,44 @@
+"""The setup cell that release puts first in every exercise: on Colab it installs the package at the tag of
+pyproject.toml's version, from the repository that _config.yml names, and nothing but those two settings."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from grading_support import REPOSITORY, assignments, exercise_notebook
+
+from transformer_course.grading.course import Course, copy_course
+from transformer_course.grading.release import package_requirement, setup_cell
+
+pytestmark = pytest.mark.grading
+
+
+@pytest.mark.parametrize("assignment", assignments())
+def test_every_committed_exercise_starts_with_the_setup_cell_release_writes(assignment):
+    first = "".join(exercise_notebook(assignment)["cells"][0]["source"])
+    assert first == setup_cell(Course(REPOSITORY)).source, (
+        f"exercises/{assignment} has another setup cell: run `transformer-course release`"
+    )
+
+
+def test_the_package_is_installed_from_a_tag_never_a_branch():
+    requirement = package_requirement(Course(REPOSITORY))
+    assert re.fullmatch(r"transformer-course @ git\+https://\S+@v\d+\.\d+\.\d+", requirement), requirement
+
+
+def test_the_two_settings_are_the_version_in_pyproject_and_the_repository_in_config(tmp_path):
+    course = copy_course(REPOSITORY, tmp_path / "course")
+    pyproject = course.root / "pyproject.toml"
+    pyproject.write_text(re.sub(r'(?m)^version = ".*"$', 'version = "9.8.7"', pyproject.read_text()))
+    config = course.root / "_config.yml"
+    config.write_text(re.sub(r"(?m)^  url: .*$", "  url: file:///srv/course.git", config.read_text()))
+    assert 'package = "transformer-course @ git+file:///srv/course.git@v9.8.7"' in setup_cell(course).source
+
+
+def test_a_pyproject_without_a_version_is_refused_naming_it(tmp_path):
+    course = copy_course(REPOSITORY, tmp_path / "course")
+    pyproject = course.root / "pyproject.toml"
+    pyproject.write_text(re.sub(r'(?m)^version = ".*"$', "", pyproject.read_text()))
+    with pytest.raises(RuntimeError, match=r"pyproject.toml gives no \[project\] version"):
+        setup_cell(course)
