@@ -1,0 +1,211 @@
+"""The assignments grade what they teach: a wrong implementation of a part fails that part's visible test and
+loses that part's points only, and correct implementations written another way score full marks.
+
+For each assignment, two submissions are graded together in one autograde run (each costs several seconds):
+
+- ``variants``: the solution with answers rewritten another way (einsum instead of matmul, a logsumexp
+  softmax, a loop over heads...); it must score the autogradable maximum.
+- ``defects``: the solution with the defects that the course's issue found the old tests passing, one per
+  part; it must lose exactly the points of those parts. Since later parts are graded with the reference of
+  earlier parts in place of the learner's, a defect in an early part costs nothing downstream, and the
+  score says so.
+
+That the visible test of each defective part fails is checked in this process, by running the released
+exercise with the defective answers filled in (no sandbox needed: these are the course's own notebooks).
+The solution and the untouched exercise are graded by test_autograde.py.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import io
+
+import pytest
+import torch
+from grading_support import CLASS_LIMITS, exercise_notebook, grade, solution_notebook, write_submissions
+
+pytestmark = pytest.mark.grading
+
+
+def _nbgrader(cell: dict) -> dict:
+    return cell.get("metadata", {}).get("nbgrader", {})
+
+
+def autogradable_points(notebook: dict) -> float:
+    """Points of the test cells: what the autograder can give (written answers wait for the instructor)."""
+    return sum(
+        _nbgrader(cell).get("points", 0)
+        for cell in notebook["cells"]
+        if cell["cell_type"] == "code" and _nbgrader(cell).get("grade")
+    )
+
+
+def points_of(notebook: dict, grade_ids: set[str]) -> float:
+    return sum(
+        _nbgrader(cell).get("points", 0) for cell in notebook["cells"] if _nbgrader(cell).get("grade_id") in grade_ids
+    )
+
+
+def with_answers(notebook: dict, answers: dict[str, str]) -> dict:
+    """A copy of ``notebook`` whose answer cells named in ``answers`` (by grade_id) hold that code."""
+    notebook = copy.deepcopy(notebook)
+    unknown = set(answers)
+    for cell in notebook["cells"]:
+        grade_id = _nbgrader(cell).get("grade_id")
+        if grade_id in answers:
+            assert _nbgrader(cell).get("solution"), f"{grade_id} is not an answer cell"
+            cell["source"] = answers[grade_id]
+            unknown.discard(grade_id)
+    assert not unknown, f"no answer cells {sorted(unknown)}"
+    return notebook
+
+
+def failing_visible_tests(notebook: dict) -> set[str]:
+    """grade_ids of the test cells whose visible tests fail when the notebook's nbgrader cells run in order.
+
+    Runs in this process, in a namespace of its own; cells without nbgrader metadata (the setup cell,
+    plots) are left out.
+    """
+    namespace: dict = {"__name__": "__notebook__"}
+    failing = set()
+    with torch.random.fork_rng(devices=[]), contextlib.redirect_stdout(io.StringIO()):
+        for cell in notebook["cells"]:
+            metadata = _nbgrader(cell)
+            if cell["cell_type"] != "code" or "grade_id" not in metadata:
+                continue
+            try:
+                exec(compile("".join(cell["source"]), metadata["grade_id"], "exec"), namespace)
+            except Exception:
+                if not metadata.get("grade"):
+                    raise
+                failing.add(metadata["grade_id"])
+    return failing
+
+
+def solution_answers(assignment: str) -> dict[str, str]:
+    return {
+        _nbgrader(cell)["grade_id"]: "".join(cell["source"])
+        for cell in solution_notebook(assignment)["cells"]
+        if _nbgrader(cell).get("solution")
+    }
+
+
+# ----------------------------------------------------------------------------- assignment 1
+
+ATTENTION_VARIANTS = {
+    "attention-scores": """
+def attention_scores(query, key):
+    return torch.einsum("...qd,...kd->...qk", query, key)
+""",
+    "softmax": """
+def softmax(scores):
+    return (scores - scores.logsumexp(dim=-1, keepdim=True)).exp()
+""",
+    "apply-mask": """
+def apply_mask(scores, mask):
+    if not isinstance(mask, torch.Tensor) or mask.dtype is not torch.bool:
+        raise TypeError("the mask has to be a Bool tensor")
+    return torch.where(mask, scores, torch.tensor(float("-inf")))
+""",
+    "attention": """
+def attention(query, key, value, mask=None, scale=True):
+    d_k = query.shape[-1]
+    scores = torch.einsum("...qd,...kd->...qk", query, key) / (d_k ** 0.5 if scale else 1.0)
+    if mask is not None:
+        scores = scores.masked_fill(mask.logical_not(), -torch.inf)
+    weights = torch.nan_to_num(softmax(scores), nan=0.0)
+    return torch.einsum("...qk,...kv->...qv", weights, value), weights
+""",
+    "cosine": """
+def cosine_scores(query, key):
+    dots = torch.einsum("...qd,...kd->...qk", query, key)
+    return dots * query.pow(2).sum(-1).rsqrt()[..., :, None] * key.pow(2).sum(-1).rsqrt()[..., None, :]
+""",
+}
+
+# Each defect is one the issue found passing the old tests; the attention defect shows that the parts
+# after it (the worked example) keep their points.
+ATTENTION_DEFECTS = {
+    "softmax": """
+def softmax(scores):
+    exponentials = scores.exp()  # overflows for scores near 1000
+    return exponentials / exponentials.sum(dim=-1, keepdim=True)
+""",
+    "apply-mask": """
+def apply_mask(scores, mask):  # accepts a float mask of 0s and 1s without a word
+    return scores.masked_fill(mask == 0, float("-inf"))
+""",
+    "attention": """
+def attention(query, key, value, mask=None, scale=True):  # never scales
+    scores = attention_scores(query, key)
+    if mask is not None:
+        scores = apply_mask(scores, mask)
+    weights = softmax(scores)
+    if mask is not None:
+        weights = weights.masked_fill(~mask, 0.0)
+    return weights @ value, weights
+""",
+}
+ATTENTION_DEFECT_TESTS = {"test-softmax", "test-apply-mask", "test-attention"}
+
+CASES = {
+    "01-attention": (ATTENTION_VARIANTS, ATTENTION_DEFECTS, ATTENTION_DEFECT_TESTS),
+}
+
+
+@pytest.fixture(scope="module", params=sorted(CASES))
+def graded(request, course, tmp_path_factory) -> tuple[str, dict]:
+    """The variants and the defects of one assignment, graded together in one autograde run."""
+    assignment = request.param
+    variants, defects, _ = CASES[assignment]
+    solution = solution_notebook(assignment)
+    submissions = write_submissions(
+        tmp_path_factory.mktemp(f"teach-{assignment}"),
+        assignment,
+        {"variants": with_answers(solution, variants), "defects": with_answers(solution, defects)},
+    )
+    return assignment, grade(course, assignment, submissions, limits=CLASS_LIMITS, jobs=2)
+
+
+def test_correct_implementations_written_another_way_score_full_marks(graded):
+    assignment, results = graded
+    result = results["variants"]
+    expected = autogradable_points(solution_notebook(assignment))
+    assert result.status == "graded", result.message
+    assert result.score == expected, f"{assignment}: variants scored {result.score}, expected {expected} (full marks)"
+
+
+def test_each_defect_loses_its_own_parts_points_only(graded):
+    assignment, results = graded
+    result = results["defects"]
+    solution = solution_notebook(assignment)
+    _, _, defect_tests = CASES[assignment]
+    expected = autogradable_points(solution) - points_of(solution, defect_tests)
+    assert result.status == "graded", result.message
+    assert result.score == expected, (
+        f"{assignment}: the defects scored {result.score}, expected {expected}: full marks less the points of "
+        f"{sorted(defect_tests)} only"
+    )
+
+
+@pytest.mark.parametrize("assignment", sorted(CASES))
+def test_the_visible_test_of_each_defective_part_fails(assignment):
+    _, defects, defect_tests = CASES[assignment]
+    answers = solution_answers(assignment)
+    for grade_id, source in defects.items():
+        failing = failing_visible_tests(with_answers(exercise_notebook(assignment), {**answers, grade_id: source}))
+        expected = {test for test in defect_tests if test == f"test-{grade_id}"} or defect_tests
+        assert failing and failing <= expected, (
+            f"{assignment}: with the defective {grade_id}, the visible tests that fail are {sorted(failing)}; "
+            f"expected the test of {grade_id} alone"
+        )
+
+
+@pytest.mark.parametrize("assignment", sorted(CASES))
+def test_the_visible_tests_pass_the_solution_and_the_variants(assignment):
+    variants, _, _ = CASES[assignment]
+    answers = solution_answers(assignment)
+    assert failing_visible_tests(with_answers(exercise_notebook(assignment), answers)) == set()
+    failing = failing_visible_tests(with_answers(exercise_notebook(assignment), {**answers, **variants}))
+    assert failing == set(), f"{assignment}: the variants fail the visible tests {sorted(failing)}"
