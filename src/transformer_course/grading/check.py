@@ -8,6 +8,9 @@ scored with nbgrader's rules: it passes when it raises no error. A kernel that d
 runs past its time limit and memory that runs out are reported with the status autograde gives
 them. Hidden tests are not in the learner's notebook; the instructor's grader adds them. A test
 cell whose code was edited is reported too: grading restores the original.
+
+It runs wherever the learner is (Linux, macOS, Windows): nothing here needs a sandbox or POSIX
+process groups. Where no Jupyter kernel can start, it stops with one line that says so.
 """
 
 from __future__ import annotations
@@ -20,10 +23,15 @@ from pathlib import Path
 import nbformat
 from nbgrader import utils
 
-from .course import edited_locked_cells
+from .course import CourseError, edited_locked_cells
 from .execute import execute_notebook, notebook_problem, started
 from .limits import GradingLimits
 from .sandbox import Launch
+
+
+class NoKernelError(CourseError):
+    """No Jupyter kernel could start here, so nothing can be checked (a ``CourseError``: the ``check``
+    command prints it as one ``error:`` line)."""
 
 
 @dataclass
@@ -47,6 +55,9 @@ def check_notebook(path: Path | str, cell_timeout: int = 600) -> CheckReport:
     Args:
         path: the learner's notebook.
         cell_timeout: seconds a cell may run before it is interrupted.
+
+    Raises:
+        NoKernelError: no Jupyter kernel starts in this environment.
     """
     path = Path(path)
     notebook = nbformat.read(path, as_version=4)
@@ -56,6 +67,12 @@ def check_notebook(path: Path | str, cell_timeout: int = 600) -> CheckReport:
     with started(
         Launch([], runner, dict(os.environ, NBGRADER_EXECUTION="validate"), path.parent.resolve()), limits
     ) as session:
+        problem = session.start_problem()
+        if problem is not None:
+            raise NoKernelError(
+                f"no Jupyter kernel can run here, so {path.name} cannot be checked ({problem}): "
+                f"pip install ipykernel, in the environment of {sys.executable}"
+            )
         execute_notebook(notebook, session)
     results = []
     for cell in notebook.cells:

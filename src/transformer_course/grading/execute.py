@@ -160,7 +160,10 @@ def started(launch: Launch, limits: GradingLimits, cgroup_name: str | None = Non
         yield Session(Runner(process), cgroup, limits)
     finally:
         with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, 9)
+            if hasattr(os, "killpg"):  # POSIX: the runner and every process it started (its own session)
+                os.killpg(process.pid, 9)
+            else:  # Windows has no process groups: the kernel exits when its parent, the runner, is gone
+                process.kill()
         if cgroup is not None:
             cgroup.remove()
         process.wait()
