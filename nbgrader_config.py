@@ -41,3 +41,7 @@ REPLACEMENTS = {Execute: SandboxedExecute, SaveAutoGrades: SaveAutoGradesKeeping
 c.Autograde.autograde_preprocessors = [
     REPLACEMENTS.get(step, step) for step in Autograde.class_traits()["autograde_preprocessors"].default()
 ]
+
+# Feedback pages render Markdown through a sanitiser (transformer_course/grading/feedback.py): a
+# learner's Markdown may hold scripts, event handlers or javascript: links.
+c.HTMLExporter.filters = {"markdown2html": "transformer_course.grading.feedback.safe_markdown2html"}

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from transformer_course.grading.probe import MIME
-from transformer_course.grading.runner import MAX_LINE, Runner, trimmed
+from transformer_course.grading.runner import MAX_LINE, MAX_OUTPUTS, Runner, capped, trimmed
 
 pytestmark = pytest.mark.grading
 
@@ -33,7 +33,7 @@ def runners():
 
 
 def _answer(outputs) -> str:
-    return f"print(json.dumps({{'outputs': {outputs!r}, 'execution_count': 1, 'problem': None}}))"
+    return f"print(json.dumps({{'id': 1, 'outputs': {outputs!r}, 'execution_count': 1, 'problem': None}}))"
 
 
 def test_plain_text_and_images_are_kept_and_html_is_dropped(runners):
@@ -73,6 +73,46 @@ def test_a_runner_that_never_answers_is_given_up_after_the_timeout_and_grace(run
 def test_a_runner_that_ends_is_a_lost_kernel(runners):
     runner = runners("sys.exit(0)")
     assert runner.execute("x", timeout=5, output_limit=10_000).problem == "kernel_died"
+
+
+def test_image_data_that_is_not_base64_is_dropped(runners):
+    # Image data lands inside an HTML attribute of the feedback page: a quote there would end it.
+    outputs = [{"output_type": "display_data", "data": {"text/plain": "x", "image/png": '" onerror="alert(1)'}}]
+    reply = runners(_answer(outputs)).execute("x", timeout=5, output_limit=10_000)
+    assert dict(reply.outputs[0]["data"]) == {"text/plain": "x"}, reply.outputs
+
+
+def test_answers_to_other_requests_are_ignored(runners):
+    forged = "print(json.dumps({'id': 99, 'outputs': [], 'execution_count': 1, 'problem': 'timeout'}))"
+    reply = runners(forged + "\n" + _answer([{"output_type": "stream", "name": "stdout", "text": "real\n"}])).execute(
+        "x", timeout=5, output_limit=10_000
+    )
+    assert reply.problem is None and reply.outputs[0]["text"] == "real\n", reply
+
+
+def test_a_cell_answer_far_beyond_its_output_budget_breaks_the_protocol(runners):
+    # The kernel shares the runner's sandbox and can write to its pipe: the grader reads no more than
+    # a cell's budget asks for, whatever arrives.
+    answer = (
+        "print(json.dumps({'id': 1, 'outputs': [{'output_type': 'stream', 'name': 'stdout', 'text': 'y' * 200_000}]}))"
+    )
+    reply = runners(answer).execute("x", timeout=5, output_limit=10_000)
+    assert reply.problem == "broken", f"expected 'broken', got {reply.problem!r}"
+
+
+def test_thousands_of_outputs_are_kept_as_outputs_up_to_the_cap(runners):
+    outputs = "[{'output_type': 'display_data', 'data': {'text/plain': str(i)}} for i in range(6000)]"
+    reply = runners(f"print(json.dumps({{'id': 1, 'outputs': {outputs}, 'execution_count': 1}}))").execute(
+        "x", timeout=5, output_limit=2**20
+    )
+    assert reply.problem is None, reply.problem
+    assert len(reply.outputs) <= MAX_OUTPUTS, len(reply.outputs)
+    assert all(output.output_type for output in reply.outputs), "every output must be an nbformat node"
+
+
+def test_capping_outputs_says_how_many_were_dropped():
+    kept = capped([{"output_type": "stream", "name": "stdout", "text": "a"}] * (MAX_OUTPUTS + 10))
+    assert len(kept) == MAX_OUTPUTS and "11 more outputs dropped" in kept[-1]["text"], kept[-1]
 
 
 def test_a_long_stream_is_cut_with_a_note_saying_how_much_was_printed():

@@ -3,37 +3,42 @@
     transformer-course autograde ASSIGNMENT SUBMISSIONS_DIR [--out grades.csv] [--jobs N]
 
 ``SUBMISSIONS_DIR`` holds ``<student_id>/<notebook>.ipynb`` (or nbgrader's own layout,
-``<student_id>/<assignment>/<notebook>.ipynb``). For each student this module
+``<student_id>/<assignment>/<notebook>.ipynb``). A run is a chain of steps, each with one job:
 
-1. checks the file before nbgrader sees it: present, valid notebook JSON, and a notebook of this
-   assignment (it must carry this assignment's nbgrader cells; cells that lost their nbgrader
-   metadata get it back, found by their Jupyter cell id), and reads the learner's own cells for
-   what the sandbox cannot prevent (:mod:`transformer_course.grading.review`);
-2. copies it to nbgrader's ``submitted/<student_id>/<assignment>/``, deletes manual scores of the
-   submission that no instructor saved (:mod:`transformer_course.grading.gradebook`), and runs
-   ``nbgrader autograde`` for that student alone: nbgrader restores test cells that were edited or
-   deleted, and :mod:`transformer_course.grading.execute` runs the notebook in a sandbox and
-   judges the hidden tests;
-3. runs ``nbgrader generate_feedback`` (HTML in ``feedback/<student_id>/<assignment>/``), with the
-   review's findings at the top of the page;
-4. reads the score from the gradebook.
+1. **register** the assignment in the gradebook (nbgrader's ``generate_assignment``);
+2. **self-test**: start one sandbox with the course's interpreter and import what a notebook
+   imports (:func:`transformer_course.grading.execute.self_test`). If that fails, nothing is graded
+   and the run stops with the reason;
+3. **intake** each folder (:mod:`transformer_course.grading.intake`): a valid student id, regular
+   files only, the notebook rebuilt from what grading needs, stripped nbgrader metadata given back,
+   and copied to nbgrader's ``submitted/<student_id>/<assignment>/``;
+4. **grade** the submissions in parallel, each by its own ``nbgrader autograde``:
+   nbgrader restores test cells that were edited or deleted, and
+   :mod:`transformer_course.grading.execute` runs the notebook in a sandbox and decides every test
+   cell's points itself; the learner's cells are **reviewed** meanwhile, within a time and size
+   bound (:func:`transformer_course.grading.review.bounded_review`);
+5. **feedback**: ``nbgrader generate_feedback`` for the class, made safe to open and given the
+   review's findings (:mod:`transformer_course.grading.feedback`);
+6. **scores** read from the gradebook, and ``grades.csv`` written.
 
-Submissions are graded in parallel. One broken or hostile submission — invalid JSON, another
-assignment's notebook, an endless loop, a kernel that exits, unbounded memory, a fork bomb, an
-attack on the grader — gets its own status and message; all the others are graded, and nothing
-already in the gradebook is lost. Grading again gives the same grades.
+One broken or hostile submission — a folder name that is not an id, a link or a FIFO where the
+notebook should be, invalid JSON, another assignment's notebook, an endless loop, a kernel that
+exits, unbounded memory, a fork bomb, an attack on the grader — gets its own status and message;
+all the others are graded, and nothing already in the gradebook is lost. When several submissions in
+a row find that the kernel cannot even start, the grader is at fault, not they: the run stops
+(:class:`GradingStopped`) instead of recording a class of zeros. Grading again gives the same grades.
 """
 
 from __future__ import annotations
 
 import copy
 import csv
-import html
 import json
 import os
 import shutil
 import subprocess
 import tempfile
+import threading
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
@@ -43,12 +48,22 @@ import nbformat
 from nbgrader.api import Gradebook, MissingEntry
 
 from .course import Course, edited_locked_cells, read_json_notebook
-from .execute import notebook_problem
+from .execute import KERNEL_NOT_STARTED_STATUS, notebook_problem, self_test
+from .feedback import finish_feedback_pages
 from .gradebook import remove_unreviewed_manual_scores
+from .intake import (
+    Refused,
+    check_student_id,
+    parse_notebook,
+    read_regular_file,
+    read_timestamp,
+    real_directory,
+    student_folders,
+)
 from .limits import GradingLimits
 from .release import setup_cell
-from .review import review
-from .sandbox import CGROUP_ROOT, check_bubblewrap
+from .review import bounded_review
+from .sandbox import check_bubblewrap, remove_cgroups
 
 # Every status a submission can end with, and what it means.
 STATUSES = {
@@ -56,20 +71,30 @@ STATUSES = {
     "tests_restored": "graded with the original tests: test cells (or their nbgrader metadata) had been edited or "
     "deleted",
     "missing": "no notebook of this assignment was submitted",
+    "invalid_student_id": "not graded: the folder's name is not a student id (letters, digits, '.', '_', '-', '@')",
+    "refused": "not graded: a link, a folder, a special file or an oversized file where the notebook should be",
     "invalid_notebook": "the file is not a valid Jupyter notebook",
     "wrong_assignment": "the notebook belongs to another assignment",
     "timeout": "a cell ran past the time limit and was interrupted, or the notebook ran past its own",
     "kernel_died": "the kernel stopped (exit(), a crash or the memory limit) before the notebook finished",
+    KERNEL_NOT_STARTED_STATUS: "the kernel could not start in the sandbox: a fault of the grading machine",
     "memory_limit": "the notebook ran out of its memory limit",
     "error": "nbgrader could not grade the notebook",
+    "not_graded": "not graded: the run stopped before this submission (see the error it ended with)",
 }
 
 # Statuses of submissions that nbgrader graded (possibly with failing cells).
-GRADED_STATUSES = ("graded", "tests_restored", "timeout", "memory_limit", "kernel_died")
+GRADED_STATUSES = ("graded", "tests_restored", "timeout", "memory_limit", "kernel_died", KERNEL_NOT_STARTED_STATUS)
 
 CSV_COLUMNS = ["student_id", "assignment", "score", "max_score", "status", "message", "review"]
 # Seconds nbgrader may take around a notebook's own time limit (starting, hidden tests, saving).
 NBGRADER_MARGIN = 600
+# Submissions in a row whose kernel could not start before the run is stopped as the grader's fault.
+STOP_AFTER_FAILED_STARTS = 3
+
+
+class GradingStopped(RuntimeError):
+    """The grader cannot run submissions here: nothing was graded, and the message says how to fix it."""
 
 
 @dataclass
@@ -114,6 +139,8 @@ def autograde(
 
     Raises:
         SandboxUnavailable: ``sandbox`` is asked for and bubblewrap is missing or cannot run.
+        GradingStopped: the sandbox cannot start a kernel that imports the course (the self-test), or
+            several submissions in a row found it so; no grade is written.
     """
     course.check_assignment(assignment)
     submissions = Path(submissions)
@@ -123,23 +150,29 @@ def autograde(
         check_bubblewrap()
     limits = limits or GradingLimits()
     db_url = db_url or course.default_db_url
-    students = sorted(path.name for path in submissions.iterdir() if path.is_dir() and not path.name.startswith("."))
+    students = student_folders(submissions)
     cgroup_prefix = f"transformer-course-{uuid.uuid4().hex[:8]}"
 
     with tempfile.TemporaryDirectory(prefix="autograde-") as scratch:
+        package = course.redacted_package(assignment, Path(scratch) / "package")
+        settings = _GradingSettings(limits, _with_busy_timeout(db_url), package, cgroup_prefix, sandbox)
+        problem = self_test(package, limits, sandbox, Path(scratch) / "self-test")
+        if problem is not None:
+            raise GradingStopped(problem)
         released = _register_assignment(course, assignment, db_url, Path(scratch))
         sources = {path.name: read_json_notebook(path) for path in course.source_notebooks(assignment)}
-        package = course.redacted_package(assignment, Path(scratch) / "package")
-        prepared = [_prepare(course, assignment, submissions / student, released, sources) for student in students]
-        worker_url = _with_busy_timeout(db_url)
-        settings = _GradingSettings(limits, worker_url, package, cgroup_prefix, sandbox)
+        prepared = [_prepare(course, assignment, submissions, student, released, sources) for student in students]
+        starts = _FailedStarts()
         try:
             with ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 1) as pool:
-                results = list(pool.map(lambda item: _grade(course, assignment, item, settings), prepared))
+                results = list(pool.map(lambda item: _grade(course, assignment, item, settings, starts), prepared))
         finally:
-            _remove_cgroups(cgroup_prefix)
+            remove_cgroups(cgroup_prefix)
+    if starts.stopped is not None:
+        _forget(results, db_url, course.course_id, assignment)
+        raise GradingStopped(starts.stopped)
 
-    _generate_feedback(course, assignment, results, db_url)
+    finish_feedback_pages(course, assignment, results, GRADED_STATUSES, db_url)
     _add_scores(results, db_url, course.course_id, assignment)
     if out is not None:
         write_csv(results, Path(out))
@@ -163,7 +196,30 @@ class _Prepared:
     rejection: tuple[str, str] | None = None  # (status, message) when it cannot be graded at all
     restored_cells: tuple[str, ...] = ()  # test cells nbgrader will restore
     restored_metadata: tuple[str, ...] = ()  # cells whose stripped nbgrader metadata was given back
-    review: list[str] = field(default_factory=list)  # what the instructor should look at
+    learner_cells: list[tuple[str, str]] = field(default_factory=list)  # (label, source) for the review
+    library_implementations: list[str] = field(default_factory=list)  # what the review looks for
+
+
+class _FailedStarts:
+    """Counts submissions in a row whose kernel could not start; past the limit the run stops."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._in_a_row = 0
+        self.stopped: str | None = None
+
+    def record(self, result: SubmissionResult) -> None:
+        with self._lock:
+            if result.status != KERNEL_NOT_STARTED_STATUS:
+                self._in_a_row = 0
+                return
+            self._in_a_row += 1
+            if self._in_a_row >= STOP_AFTER_FAILED_STARTS and self.stopped is None:
+                self.stopped = (
+                    f"the kernel could not start in the sandbox for {self._in_a_row} submissions in a row "
+                    f"({result.message}); nothing was graded. Run `transformer-course check --sandbox` to see why; "
+                    "--no-sandbox grades without the sandbox, for submissions you trust"
+                )
 
 
 def _register_assignment(course: Course, assignment: str, db_url: str, scratch: Path) -> dict[str, dict]:
@@ -180,37 +236,46 @@ def _register_assignment(course: Course, assignment: str, db_url: str, scratch: 
 
 
 def _prepare(
-    course: Course, assignment: str, student_directory: Path, released: dict[str, dict], sources: dict[str, dict]
+    course: Course, assignment: str, submissions: Path, student_id: str, released: dict[str, dict], sources: dict
 ) -> _Prepared:
-    """Check one student's files and copy them into nbgrader's ``submitted/`` directory."""
-    student_id = student_directory.name
+    """Check one student's folder (:mod:`transformer_course.grading.intake`) and copy what it holds into
+    nbgrader's ``submitted/`` directory; whatever goes wrong becomes this submission's status alone."""
+    try:
+        return _prepared(course, assignment, submissions, student_id, released, sources)
+    except Refused as refusal:
+        return _Prepared(student_id, (refusal.status, refusal.message))
+    except Exception as error:  # noqa: BLE001  (one submission's surprise must not stop the class)
+        return _Prepared(student_id, ("error", f"the submission could not be read: {type(error).__name__}: {error}"))
+
+
+def _prepared(
+    course: Course, assignment: str, submissions: Path, student_id: str, released: dict[str, dict], sources: dict
+) -> _Prepared:
+    check_student_id(student_id)
+    student_directory = real_directory(submissions / student_id, f"the folder {student_id!r}")
     target = course.submitted_directory / student_id / assignment
     if target.exists():
         shutil.rmtree(target)
-    if not any(student_directory.glob("*.ipynb")) and (student_directory / assignment).is_dir():
-        student_directory = student_directory / assignment  # nbgrader's own <student>/<assignment>/ layout
-    notebooks = sorted(student_directory.glob("*.ipynb"))
+    names = {entry.name for entry in os.scandir(student_directory)}
+    if not any(name.endswith(".ipynb") for name in names) and assignment in names:
+        # nbgrader's own <student>/<assignment>/ layout
+        student_directory = real_directory(student_directory / assignment, f"{student_id}/{assignment}")
+        names = {entry.name for entry in os.scandir(student_directory)}
+    notebooks = sorted(name for name in names if name.endswith(".ipynb"))
     expected_names = sorted(released)
-    chosen: dict[str, Path] = {
-        name: student_directory / name for name in expected_names if (student_directory / name).is_file()
-    }
+    chosen = {name: student_directory / name for name in expected_names if name in names}
     if not chosen and len(notebooks) == 1 and len(expected_names) == 1:
-        chosen = {expected_names[0]: notebooks[0]}  # renamed: accepted if its cells belong here
+        chosen = {expected_names[0]: student_directory / notebooks[0]}  # renamed: accepted if its cells belong here
     if not chosen:
-        found = ", ".join(path.name for path in notebooks) or "no notebook"
+        found = ", ".join(notebooks) or "no notebook"
         return _Prepared(student_id, ("missing", f"expected {', '.join(expected_names)}; found {found}"))
 
     repaired: dict[str, dict] = {}
     restored_cells: list[str] = []
     restored_metadata: list[str] = []
-    findings: list[str] = []
+    learner_cells: list[tuple[str, str]] = []
     for name, path in chosen.items():
-        try:
-            notebook = read_json_notebook(path)
-            nbformat.validate(nbformat.from_dict(notebook))
-        except (ValueError, nbformat.ValidationError, UnicodeDecodeError) as error:
-            first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-            return _Prepared(student_id, ("invalid_notebook", f"{path.name}: {first_line}"))
+        notebook = parse_notebook(read_regular_file(path), path.name)
         restored_metadata += _restore_stripped_metadata(notebook, released[name])
         if not _answer_and_test_cells(notebook) & _answer_and_test_cells(released[name]):
             other = ", ".join(sorted(_answer_and_test_cells(notebook))[:3]) or "no nbgrader answer or test cells"
@@ -218,18 +283,21 @@ def _prepare(
             return _Prepared(student_id, ("wrong_assignment", message))
         restored_cells += edited_locked_cells(notebook, released[name], sources[name])
         _unmark_duplicate_cells(notebook)
-        policy = course.policy(assignment)
-        findings += review(
-            _learner_cells(course, notebook, sources[name]), policy.library_implementations + policy.learner_writes
-        )
+        learner_cells += _learner_cells(course, notebook, sources[name])
         repaired[name] = notebook
     target.mkdir(parents=True)
     for name, notebook in repaired.items():
         nbformat.write(nbformat.from_dict(notebook), target / name)
-    if (student_directory / "timestamp.txt").is_file():
-        shutil.copyfile(student_directory / "timestamp.txt", target / "timestamp.txt")
+    timestamp = read_timestamp(student_directory / "timestamp.txt")
+    if timestamp is not None:
+        (target / "timestamp.txt").write_text(timestamp, encoding="utf-8")
     return _Prepared(
-        student_id, restored_cells=tuple(restored_cells), restored_metadata=tuple(restored_metadata), review=findings
+        student_id,
+        restored_cells=tuple(restored_cells),
+        restored_metadata=tuple(restored_metadata),
+        learner_cells=learner_cells,
+        library_implementations=course.policy(assignment).library_implementations
+        + course.policy(assignment).learner_writes,
     )
 
 
@@ -312,10 +380,14 @@ def _nbgrader_cells(notebook: dict, locked_only: bool = False) -> dict[str, tupl
     return cells
 
 
-def _grade(course: Course, assignment: str, prepared: _Prepared, settings: _GradingSettings) -> SubmissionResult:
-    """Autograde one prepared submission in its own nbgrader process."""
+def _grade(
+    course: Course, assignment: str, prepared: _Prepared, settings: _GradingSettings, starts: _FailedStarts
+) -> SubmissionResult:
+    """Autograde one prepared submission in its own nbgrader process, and review its cells meanwhile."""
     if prepared.rejection is not None:
         return SubmissionResult(prepared.student_id, assignment, None, None, *prepared.rejection)
+    if starts.stopped is not None:
+        return SubmissionResult(prepared.student_id, assignment, None, None, "not_graded", STATUSES["not_graded"])
     result = SubmissionResult(prepared.student_id, assignment, None, None, "graded", "")
     repairs = []
     if prepared.restored_metadata:
@@ -325,74 +397,51 @@ def _grade(course: Course, assignment: str, prepared: _Prepared, settings: _Grad
     if repairs:
         result.status, result.message = "tests_restored", "; ".join(repairs)
     removed = remove_unreviewed_manual_scores(settings.db_url, course.course_id, assignment, prepared.student_id)
-    result.review = "; ".join(prepared.review + removed)
     log_directory = course.autograded_directory / prepared.student_id
     log_directory.mkdir(parents=True, exist_ok=True)
     limits = settings.limits
-    try:
-        run = course.nbgrader(
-            "autograde",
-            assignment,
-            f"--student={prepared.student_id}",
-            "--force",
-            f"--CourseDirectory.db_url={settings.db_url}",
-            f"--SandboxedExecute.limits={json.dumps(asdict(limits))}",
-            f"--SandboxedExecute.sandbox={settings.sandbox}",
-            f"--SandboxedExecute.package_directory={settings.package_directory}",
-            f"--SandboxedExecute.cgroup_prefix={settings.cgroup_prefix}",
-            timeout=limits.submission_timeout + NBGRADER_MARGIN,
-            log_path=log_directory / f"{assignment}.log",
-            environment={"OMP_NUM_THREADS": str(limits.threads), "MKL_NUM_THREADS": str(limits.threads)},
-        )
-    except subprocess.TimeoutExpired:
+    with ThreadPoolExecutor(max_workers=1) as reviewer:
+        findings = reviewer.submit(bounded_review, prepared.learner_cells, prepared.library_implementations)
+        try:
+            run = course.nbgrader(
+                "autograde",
+                assignment,
+                f"--student={prepared.student_id}",
+                "--force",
+                f"--CourseDirectory.db_url={settings.db_url}",
+                f"--SandboxedExecute.limits={json.dumps(asdict(limits))}",
+                f"--SandboxedExecute.sandbox={settings.sandbox}",
+                f"--SandboxedExecute.package_directory={settings.package_directory}",
+                f"--SandboxedExecute.cgroup_prefix={settings.cgroup_prefix}",
+                timeout=limits.submission_timeout + NBGRADER_MARGIN,
+                log_path=log_directory / f"{assignment}.log",
+                environment={"OMP_NUM_THREADS": str(limits.threads), "MKL_NUM_THREADS": str(limits.threads)},
+            )
+        except subprocess.TimeoutExpired:
+            run = None
+        result.review = "; ".join(findings.result() + removed)
+    if run is None:
         result.status, result.score = "timeout", 0.0
         result.message = f"grading took longer than {limits.submission_timeout + NBGRADER_MARGIN} s and was stopped"
-        return result
-
-    cell_problem = _problem_in_outputs(course.autograded_directory / prepared.student_id / assignment)
-    if run.returncode != 0:
-        result.status, result.message = _diagnose_failure(run.stdout, cell_problem)
-        return result
-    if cell_problem is not None:
-        result.status, result.message = cell_problem
+    else:
+        cell_problem = _problem_in_outputs(course.autograded_directory / prepared.student_id / assignment)
+        if run.returncode != 0:
+            result.status, result.message = _diagnose_failure(run.stdout, cell_problem)
+        elif cell_problem is not None:
+            result.status, result.message = cell_problem
+    starts.record(result)
     return result
 
 
-def _remove_cgroups(prefix: str) -> None:
-    """Remove what is left of this run's cgroups (a sandbox whose grader was killed leaves an empty one)."""
-    from .sandbox import Cgroup
-
-    for controller in (CGROUP_ROOT / "memory", CGROUP_ROOT / "pids", CGROUP_ROOT):
-        for directory in controller.glob(f"{prefix}-*") if controller.is_dir() else []:
-            Cgroup((directory,), 1).remove()
-
-
-def _generate_feedback(course: Course, assignment: str, results: list[SubmissionResult], db_url: str) -> None:
-    """HTML feedback for every graded submission (one nbgrader run for the whole class)."""
-    graded = [result for result in results if result.status in GRADED_STATUSES]
-    if not graded:
-        return
-    course.nbgrader("generate_feedback", assignment, "--force", f"--CourseDirectory.db_url={db_url}")
-    for result in graded:
-        pages = sorted((course.feedback_directory / result.student_id / assignment).glob("*.html"))
-        if not pages:
-            result.message = (result.message + "; " if result.message else "") + "feedback could not be generated"
-        for page in pages if result.review else []:
-            _add_review_to_page(page, result.review.split("; "))
-
-
-def _add_review_to_page(page: Path, findings: list[str]) -> None:
-    """Put the review's findings at the top of a feedback page."""
-    items = "".join(f"<li>{html.escape(finding)}</li>" for finding in findings)
-    banner = (
-        '<div style="border: 2px solid #b45309; background: #fffbeb; padding: 0.8em 1.2em; margin: 1em;">'
-        "<strong>For the instructor's review</strong> (the score stands; the instructor decides):"
-        f"<ul>{items}</ul></div>"
-    )
-    text = page.read_text(encoding="utf-8")
-    start = text.find("<body")
-    position = text.find(">", start) + 1 if start >= 0 else 0
-    page.write_text(text[:position] + banner + text[position:], encoding="utf-8")
+def _forget(results: list[SubmissionResult], db_url: str, course_id: str, assignment: str) -> None:
+    """Remove from the gradebook the submissions a stopped run recorded: their zeros are the grader's fault."""
+    with Gradebook(db_url, course_id=course_id) as gradebook:
+        for result in results:
+            if result.status == KERNEL_NOT_STARTED_STATUS:
+                try:
+                    gradebook.remove_submission(assignment, result.student_id)
+                except MissingEntry:
+                    pass
 
 
 def _problem_in_outputs(autograded: Path) -> tuple[str, str] | None:
@@ -431,10 +480,18 @@ def _add_scores(results: list[SubmissionResult], db_url: str, course_id: str, as
 
 
 def write_csv(results: list[SubmissionResult], path: Path) -> None:
-    """Write ``student_id, assignment, score, max_score, status, message`` rows."""
+    """Write one row of :data:`CSV_COLUMNS` per result; no text field can run as a spreadsheet formula."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w", newline="", encoding="utf-8") as file:
         writer = csv.DictWriter(file, fieldnames=CSV_COLUMNS)
         writer.writeheader()
         for result in results:
-            writer.writerow(asdict(result))
+            writer.writerow({key: _spreadsheet_safe(value) for key, value in asdict(result).items()})
+
+
+def _spreadsheet_safe(value):
+    """OWASP's rule against CSV injection: a text field that a spreadsheet would read as a formula (starting
+    with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return) is prefixed with an apostrophe."""
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        return "'" + value
+    return value

@@ -6,9 +6,15 @@
 and sends it the code cells one by one. A test cell's visible tests run in the kernel, as the
 learner saw them; its hidden tests (the part between nbgrader's markers, taken from the source
 notebook in ``solutions/``, never from the submission) run here, in the grader's process, asking
-the kernel questions through :mod:`transformer_course.grading.hidden`. A hidden test that fails
-adds its error to the cell's outputs, which is how nbgrader scores it: a test cell earns its
-points when its outputs hold no error.
+the kernel questions through :mod:`transformer_course.grading.hidden`.
+
+**The grader decides each test cell's points**, not what the kernel printed: the cell passes when its
+visible tests raised no error in the kernel, no limit was hit and its hidden tests passed. That
+verdict goes to the gradebook (:class:`transformer_course.grading.gradebook.SaveAutoGradesKeepingReviews`
+reads it from ``resources``), and the cell's outputs are rewritten to say the same to nbgrader's
+rules (:func:`scored_outputs`): the kernel's results become plain displays, so that no value a
+notebook publishes can be read as partial credit. The cell's source goes back to its visible tests,
+so the feedback page never shows the hidden ones.
 
 When the last cell has run, or the notebook's time is up, every process of the sandbox is killed;
 only then do nbgrader's later steps write the grades. A cell that runs too long is interrupted, a
@@ -33,11 +39,12 @@ from pathlib import Path
 
 import torch
 from nbformat import NotebookNode
-from nbformat.v4 import new_output
+from nbformat.v4 import new_code_cell, new_notebook, new_output
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Bool, Unicode
 
 from .course import Course, split_hidden_tests
+from .gradebook import VERDICTS
 from .hidden import Learner, NoAnswer, answer_in_outputs, judging
 from .limits import GradingLimits
 from .runner import MAX_LINE, Reply, Runner
@@ -50,6 +57,11 @@ MEMORY_LIMIT = "MemoryLimitError"
 CELL_TIMEOUT = "CellTimeoutError"
 NOTEBOOK_TIMEOUT = "NotebookTimeoutError"
 NOT_RUN = "KernelLostError"
+KERNEL_NOT_STARTED = "KernelNotStartedError"
+KERNEL_NOT_STARTED_STATUS = "kernel_not_started"  # autograde's status for it
+TEST_FAILED = "TestFailedError"
+# What the grader asks a fresh sandbox to do before any submission: what every notebook does first.
+SELF_TEST_CODE = "import numpy, torch, matplotlib, transformer_course\nprint(torch.__version__)"
 
 
 class Session:
@@ -60,6 +72,14 @@ class Session:
         self.lost_in: str | None = None  # where the kernel was lost, once it is
         self.deadline = time.monotonic() + limits.submission_timeout
         self._output_left = limits.notebook_output_bytes
+
+    def start_problem(self) -> str | None:
+        """Why the kernel cannot run a first, empty cell (it did not start), or None if it can."""
+        reply = self.runner.execute("pass", min(self.limits.cell_timeout, 120), 2**12, answers=False)
+        if reply.problem is None:
+            return None
+        detail = self.runner.stderr_tail().strip().splitlines()[-1:] if self.runner.process.poll() is not None else []
+        return f"{reply.problem.replace('_', ' ')}" + (f": {detail[0][:300]}" if detail else "")
 
     def run_cell(self, cell: NotebookNode, code: str, label: str) -> bool:
         """Execute ``code`` for ``cell``, putting its outputs there. Returns True if it ran without an error."""
@@ -206,6 +226,7 @@ class SandboxedExecute(NbGraderPreprocessor):
         policy = course.policy(assignment)
         source = course.source_notebook(assignment, notebook_id)
         hidden = {grade_id: split_hidden_tests(text) for grade_id, text in course.test_cells(source).items()}
+        verdicts = resources.setdefault(VERDICTS, {})
         torch.set_num_threads(limits.threads)
         with tempfile.TemporaryDirectory(prefix="sandbox-") as scratch:
             package = (
@@ -223,13 +244,21 @@ class SandboxedExecute(NbGraderPreprocessor):
             )
             cgroup_name = f"{self.cgroup_prefix}-{student}"[:200] if self.cgroup_prefix else None
             with started(runner_launch(spec, Path(scratch)), limits, cgroup_name) as session:
+                problem = session.start_problem()
+                if problem is not None:
+                    for cell in nb.cells:
+                        if cell.cell_type == "code":
+                            cell.outputs = [_error(KERNEL_NOT_STARTED, f"the kernel did not start: {problem}")]
+                    verdicts.update(dict.fromkeys(hidden, False))
+                    return nb, resources
 
                 def judge(cell: NotebookNode, label: str) -> bool:
                     grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
                     if grade_id not in hidden:
                         return False
                     visible, hidden_code = hidden[grade_id]
-                    if session.run_cell(cell, visible, label) and hidden_code:
+                    passed = session.run_cell(cell, visible, label)
+                    if passed and hidden_code:
                         failure = run_hidden_tests(
                             hidden_code,
                             f"{assignment}/{grade_id}",
@@ -237,10 +266,72 @@ class SandboxedExecute(NbGraderPreprocessor):
                         )
                         if failure is not None:
                             cell.outputs.append(failure)
+                            passed = False
+                    cell.outputs = scored_outputs(cell.outputs, passed)
+                    cell.source = visible
+                    verdicts[grade_id] = passed
                     return True
 
                 execute_notebook(nb, session, judge)
         return nb, resources
+
+
+def scored_outputs(outputs: list[NotebookNode], passed: bool) -> list[NotebookNode]:
+    """A test cell's outputs, rewritten so that nbgrader's rules read the grader's verdict from them.
+
+    nbgrader gives a test cell no points at its first error or standard-error stream, partial points
+    from its first ``execute_result``, and all of them otherwise. So every ``execute_result`` becomes
+    a display (a kernel may publish one before the tests run), a cell that passed keeps its standard
+    error as ordinary text (a warning is not a failure), and a cell that failed starts with an error.
+    """
+    rewritten = []
+    for output in outputs:
+        if output.output_type == "execute_result":
+            output = new_output("display_data", data=output.get("data", {}))
+        elif passed and output.output_type == "stream" and output.get("name") == "stderr":
+            output = new_output("stream", name="stdout", text=output.get("text", ""))
+        rewritten.append(output)
+    if not passed and not any(output.output_type == "error" for output in rewritten):
+        rewritten.insert(0, _error(TEST_FAILED, "the tests of this cell did not pass"))
+    return rewritten
+
+
+def self_test(package_directory: Path, limits: GradingLimits, sandbox: bool, scratch: Path) -> str | None:
+    """Start one sandbox as a submission's would be started and import what a notebook imports.
+
+    Returns None when that works, or one line saying what failed and how to fix it.
+    """
+    scratch.mkdir(parents=True, exist_ok=True)
+    notebook = scratch / "self-test.ipynb"
+    notebook.write_text(json.dumps(new_notebook_dict()), encoding="utf-8")
+    spec = SandboxSpec(package_directory, notebook, (), (), limits, sandbox)
+    try:
+        with started(runner_launch(spec, scratch), limits) as session:
+            problem = session.start_problem()
+            if problem is None:
+                cell = new_code_cell()
+                if session.run_cell(cell, SELF_TEST_CODE, "the self-test"):
+                    return None
+                errors = [output for output in cell.outputs if output.output_type == "error"]
+                problem = f"{errors[0].ename}: {errors[0].evalue}"[:400] if errors else "no answer"
+    except OSError as error:
+        problem = f"{type(error).__name__}: {error}"
+    where = "in bubblewrap's sandbox" if sandbox else "as a plain process"
+    return (
+        f"the grader cannot run a notebook {where} ({problem}); nothing was graded. "
+        "Check that this Python environment has the course installed (pip install -e '.[grading]'), "
+        + (
+            "that user namespaces are enabled (sysctl kernel.unprivileged_userns_clone=1) and that the "
+            "environment's files are readable by every user, or grade with --no-sandbox (trusted submissions only)"
+            if sandbox
+            else "and that a Jupyter kernel starts (python -m ipykernel_launcher)"
+        )
+    )
+
+
+def new_notebook_dict() -> dict:
+    """An empty notebook, as a plain dict."""
+    return json.loads(json.dumps(new_notebook()))
 
 
 def run_hidden_tests(code: str, name: str, learner: Learner) -> NotebookNode | None:
@@ -281,13 +372,15 @@ def notebook_problem(cells: Iterable[dict]) -> tuple[str, str] | None:
                 or "not enough memory" in value
             ):
                 problems.setdefault("memory_limit", f"cell {grade_id} ran out of memory: {value}"[:300])
+            elif name == KERNEL_NOT_STARTED:
+                problems.setdefault(KERNEL_NOT_STARTED_STATUS, value)
             elif name in (KERNEL_DIED, KERNEL_UNRESPONSIVE):
                 problems.setdefault("kernel_died", f"cell {grade_id}: {value}")
             elif name == CELL_TIMEOUT:
                 problems.setdefault("timeout", f"cell {grade_id} was interrupted after the time limit")
             elif name == NOTEBOOK_TIMEOUT:
                 problems.setdefault("timeout", f"the notebook ran past its time limit at cell {grade_id}")
-    for status in ("memory_limit", "kernel_died", "timeout"):
+    for status in (KERNEL_NOT_STARTED_STATUS, "memory_limit", "kernel_died", "timeout"):
         if status in problems:
             return status, problems[status]
     return None

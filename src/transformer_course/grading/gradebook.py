@@ -36,15 +36,23 @@ def remove_unreviewed_manual_scores(db_url: str, course_id: str, assignment: str
     return removed
 
 
+# The key under which the execution step leaves, in nbgrader's resources, the grader's verdict on each
+# test cell (grade_id -> passed).
+VERDICTS = "transformer_course_verdicts"
+
+
 class SaveAutoGradesKeepingReviews(SaveAutoGrades):
-    """nbgrader's SaveAutoGrades, except that a manual score an instructor reviewed stays reviewed."""
+    """nbgrader's SaveAutoGrades, except that a test cell's score is the grader's verdict and a manual
+    score an instructor reviewed stays reviewed."""
 
     def _add_score(self, cell, resources) -> None:
-        grade = self.gradebook.find_grade(
-            cell.metadata["nbgrader"]["grade_id"], self.notebook_id, self.assignment_id, self.student_id
-        )
+        grade_id = cell.metadata["nbgrader"]["grade_id"]
+        grade = self.gradebook.find_grade(grade_id, self.notebook_id, self.assignment_id, self.student_id)
         reviewed = grade.manual_score is not None and not grade.needs_manual_grade
         super()._add_score(cell, resources)
+        verdicts = resources.get(VERDICTS, {})
+        if grade_id in verdicts:
+            grade.auto_score = float(cell.metadata["nbgrader"]["points"]) if verdicts[grade_id] else 0.0
         if reviewed:
             grade.needs_manual_grade = False
-            self.gradebook.db.commit()
+        self.gradebook.db.commit()

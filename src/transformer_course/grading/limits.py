@@ -25,5 +25,6 @@ class GradingLimits:
     max_processes: int = _limit(256, "processes and threads of the submission together")
     # Parallel jobs, not threads, use the cores.
     threads: int = _limit(1, "PyTorch threads per kernel, and of the hidden tests")
+    cpus: int = _limit(1, "CPU cores the submission's processes may use together (a cgroup's CPU quota)")
     cell_output_bytes: int = _limit(256 * 2**10, "output kept per cell (the rest is cut, with a note)")
     notebook_output_bytes: int = _limit(4 * 2**20, "output kept per notebook")

@@ -13,13 +13,24 @@ judged outside it. Two things remain possible and are only found by reading the 
 :func:`review` reads the cells a learner wrote (answer cells and cells they added; IPython's magics
 and shell escapes included) with Python's ``ast`` and lists each finding, for ``grades.csv``'s
 ``review`` column and the feedback page. The score stands: the instructor decides.
+
+Reading code is bounded like running it: :func:`bounded_review` reviews one submission in a process
+of its own (``python -m transformer_course.grading.review``) with a time limit, and only up to
+:data:`MAX_REVIEWED_BYTES` of the learner's code. A submission past either limit is not reviewed and
+is flagged as such; it never holds up the class.
 """
 
 from __future__ import annotations
 
 import ast
+import json
+import subprocess
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+
+MAX_REVIEWED_BYTES = 256 * 2**10  # of learner code per submission: the course's answers are a few kB
+REVIEW_SECONDS = 30  # per submission
 
 # Names under which notebooks import libraries: an attribute reached through one of them is the library's.
 LIBRARY_ALIASES = {
@@ -112,6 +123,36 @@ def review(cells: Iterable[tuple[str, str]], library_implementations: list[str])
     return findings
 
 
+def bounded_review(
+    cells: list[tuple[str, str]],
+    library_implementations: list[str],
+    seconds: float = REVIEW_SECONDS,
+    max_bytes: int = MAX_REVIEWED_BYTES,
+) -> list[str]:
+    """:func:`review` in a process of its own, given ``seconds``; a finding that says why where it could not be."""
+    size = sum(len(source.encode("utf-8")) for _, source in cells)
+    if size > max_bytes:
+        return [f"not reviewed: the learner's cells hold {size:,} bytes of code, over the review's {max_bytes:,}"]
+    request = json.dumps({"cells": cells, "library_implementations": library_implementations})
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", __name__],
+            input=request,
+            capture_output=True,
+            text=True,
+            timeout=seconds,
+        )
+    except subprocess.TimeoutExpired:
+        return [f"not reviewed: reading the learner's cells took longer than {seconds:g} s"]
+    try:
+        findings = json.loads(done.stdout)
+        if done.returncode == 0 and isinstance(findings, list) and all(isinstance(item, str) for item in findings):
+            return findings
+    except ValueError:
+        pass
+    return [f"not reviewed: the review stopped ({(done.stderr.strip().splitlines() or ['no message'])[-1][:200]})"]
+
+
 @dataclass
 class _Uses:
     """What one cell's code refers to."""
@@ -191,3 +232,8 @@ def _parse(source: str) -> ast.Module | None:
         return ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
+
+
+if __name__ == "__main__":
+    arguments = json.load(sys.stdin)
+    json.dump(review([tuple(cell) for cell in arguments["cells"]], arguments["library_implementations"]), sys.stdout)

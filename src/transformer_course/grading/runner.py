@@ -3,21 +3,25 @@
     python -m transformer_course.grading.runner
 
 It starts a kernel with nbclient (as nbgrader does) and then reads one JSON request per line on
-standard input, ``{"code": "...", "timeout": seconds}``, executes the code as a cell, and answers one
+standard input, ``{"id": 7, "code": "...", "timeout": seconds}``, executes the code as a cell, and answers one
 JSON line on standard output::
 
-    {"outputs": [...], "execution_count": 3, "problem": null}      # or "timeout", "kernel_died"
+    {"id": 7, "outputs": [...], "execution_count": 3, "problem": null}      # or "timeout", "kernel_died"
 
 A cell that runs past its timeout is interrupted (its answer says ``"timeout"``) and the
 kernel goes on; once the kernel has died every later request is answered ``kernel_died``.
 
-:class:`Runner` is the grader's end of the pipe. The grader trusts nothing the runner says: it reads
-at most :data:`MAX_LINE` bytes per answer, waits at most the timeout it asked for (plus a grace
-period) and keeps only plain text and images of what the cells printed, cut to the output budgets.
+:class:`Runner` is the grader's end of the pipe. The grader trusts nothing the runner says (the
+kernel shares its sandbox and can write to its pipes): it holds at most one unread answer, reads
+at most a few times the output budget it asked for (:data:`MAX_LINE` for a hidden test's data),
+drops answers to other requests, waits at most the timeout it asked for (plus a grace period) and
+keeps only plain text and images of what the cells printed, cut to the output budgets.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import os
 import queue
@@ -27,7 +31,11 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-MAX_LINE = 32 * 2**20  # bytes of one answer: outputs of one cell, or a hidden test's data
+import nbformat
+
+MAX_LINE = 32 * 2**20  # bytes of one answer carrying a hidden test's data
+MAX_LISTS = 100_000  # JSON lists in such an answer (real data is a few tensors of base64 text)
+MAX_OUTPUTS = 1_000  # outputs of one cell kept (one display() call is one output)
 GRACE_SECONDS = 20  # beyond a cell's timeout, for the interrupt to land and the outputs to arrive
 KEPT_MIME_TYPES = ("text/plain", "image/png", "image/jpeg")  # what the feedback page may show of a learner's output
 
@@ -46,7 +54,6 @@ def serve() -> None:
     os.dup2(nothing, 0)
     os.dup2(nothing, 1)
     sys.stdout = open(os.devnull, "w")
-    import nbformat
     from nbclient import NotebookClient
     from nbclient.exceptions import DeadKernelError
 
@@ -79,8 +86,15 @@ def serve() -> None:
                 # ends with; only the time taken tells that apart from a KeyboardInterrupt the cell raised.
                 if problem is None and time.monotonic() - started >= request["timeout"]:
                     problem = "timeout"
-            outputs = trimmed([dict(output) for output in cell.outputs], request.get("output_limit", MAX_LINE // 2))
-            answer = {"outputs": outputs, "execution_count": cell.get("execution_count"), "problem": problem}
+            outputs = trimmed(
+                capped([dict(output) for output in cell.outputs]), request.get("output_limit", MAX_LINE // 2)
+            )
+            answer = {
+                "id": request.get("id"),
+                "outputs": outputs,
+                "execution_count": cell.get("execution_count"),
+                "problem": problem,
+            }
             answers.write(json.dumps(answer, default=str) + "\n")
             answers.flush()
 
@@ -104,7 +118,11 @@ class Runner:
     def __init__(self, process: subprocess.Popen, grace_seconds: float = GRACE_SECONDS):
         self.process = process
         self.grace_seconds = grace_seconds
+        # The reader reads one line for each permit (the most bytes that line may have), so nothing
+        # arrives that the grader did not ask for: unasked-for lines wait in the pipe.
+        self._permits: queue.Queue = queue.Queue()
         self._lines: queue.Queue = queue.Queue()
+        self._requests = 0
         self._stderr: list[bytes] = []
         threading.Thread(target=self._read_answers, daemon=True).start()
         threading.Thread(target=self._read_stderr, daemon=True).start()
@@ -114,9 +132,13 @@ class Runner:
 
         Outputs are cut to ``output_limit`` bytes; hidden-test answers are kept only if ``answers``.
         """
+        self._requests += 1
+        # JSON can take up to six bytes for one character of output, plus the outputs' own fields.
+        line_limit = MAX_LINE if answers else 6 * output_limit + 2**16
         try:
             request = json.dumps(
                 {
+                    "id": self._requests,
                     "code": code,
                     "timeout": max(1, int(timeout)),
                     "output_limit": output_limit,
@@ -127,20 +149,26 @@ class Runner:
             self.process.stdin.flush()
         except (BrokenPipeError, OSError):
             return Reply(problem="kernel_died")
-        try:
-            line = self._lines.get(timeout=timeout + self.grace_seconds)
-        except queue.Empty:
-            return Reply(problem="no_answer")
-        if line is None:  # the runner ended: killed, out of memory, or never started
-            return Reply(problem="kernel_died")
-        if line is _TOO_LONG:
-            return Reply(problem="broken")
-        try:
-            answer = json.loads(line)
-            outputs = trimmed([_sanitised(output, answers) for output in answer["outputs"]], output_limit)
-            return Reply(outputs, _integer(answer.get("execution_count")), _problem(answer.get("problem")))
-        except (ValueError, KeyError, TypeError, AttributeError):
-            return Reply(problem="broken")
+        deadline = time.monotonic() + timeout + self.grace_seconds
+        while True:
+            self._permits.put(line_limit)
+            try:
+                line = self._lines.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                return Reply(problem="no_answer")
+            if line is None:  # the runner ended: killed, out of memory, or never started
+                return Reply(problem="kernel_died")
+            if line is _TOO_LONG or (answers and line.count(b"[") > MAX_LISTS):
+                return Reply(problem="broken")
+            try:
+                answer = json.loads(line)
+                if type(answer) is not dict or answer.get("id") != self._requests:
+                    continue  # not the answer to this request: written by something else in the sandbox
+                outputs = [_sanitised(output, answers) for output in capped(answer["outputs"])]
+                outputs = [nbformat.from_dict(output) for output in trimmed(outputs, output_limit)]
+                return Reply(outputs, _integer(answer.get("execution_count")), _problem(answer.get("problem")))
+            except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
+                return Reply(problem="broken")
 
     def stderr_tail(self) -> str:
         """The last lines the runner (or the sandbox around it) wrote to standard error."""
@@ -149,14 +177,15 @@ class Runner:
     def _read_answers(self) -> None:
         stream = self.process.stdout
         while True:
+            limit = self._permits.get()
             try:
-                line = stream.readline(MAX_LINE + 1)
+                line = stream.readline(limit + 1)
             except (OSError, ValueError):  # closed by the grader: the runner is gone
                 line = b""
-            if not line or not line.endswith(b"\n") and len(line) <= MAX_LINE:  # the runner ended, perhaps mid-line
+            if not line or not line.endswith(b"\n") and len(line) <= limit:  # the runner ended, perhaps mid-line
                 self._lines.put(None)
                 return
-            if len(line) > MAX_LINE:
+            if len(line) > limit:
                 self._lines.put(_TOO_LONG)
                 return
             self._lines.put(line)
@@ -178,6 +207,18 @@ def _integer(value) -> int | None:
 
 def _problem(value) -> str | None:
     return value if value in ("timeout", "kernel_died") else None
+
+
+def capped(outputs: list) -> list:
+    """At most :data:`MAX_OUTPUTS` of ``outputs``, the last of them a note of how many more there were."""
+    if len(outputs) <= MAX_OUTPUTS:
+        return outputs
+    note = {
+        "output_type": "stream",
+        "name": "stderr",
+        "text": f"[... {len(outputs) - MAX_OUTPUTS + 1:,} more outputs dropped: {MAX_OUTPUTS:,} are kept per cell]\n",
+    }
+    return outputs[: MAX_OUTPUTS - 1] + [note]
 
 
 def trimmed(outputs: list[dict], limit: int) -> list[dict]:
@@ -213,8 +254,6 @@ def trimmed(outputs: list[dict], limit: int) -> list[dict]:
 
 def _sanitised(output, answers: bool) -> dict:
     """An nbformat output built from the fields of ``output`` that a feedback page may show safely."""
-    import nbformat
-
     kind = output.get("output_type") if type(output) is dict else None
     if kind == "stream":
         name = output.get("name") if output.get("name") in ("stdout", "stderr") else "stdout"
@@ -228,6 +267,7 @@ def _sanitised(output, answers: bool) -> dict:
     if kind in ("display_data", "execute_result"):
         data = output.get("data") if type(output.get("data")) is dict else {}
         kept = {mime: _text(value) for mime, value in data.items() if mime in KEPT_MIME_TYPES}
+        kept = {mime: value for mime, value in kept.items() if mime == "text/plain" or _is_base64(value)}
         from .probe import MIME
 
         if answers and MIME in data:
@@ -238,6 +278,15 @@ def _sanitised(output, answers: bool) -> dict:
             )
         return nbformat.v4.new_output("display_data", data=kept)
     return nbformat.v4.new_output("stream", name="stderr", text="[an output of an unknown kind was dropped]\n")
+
+
+def _is_base64(text: str) -> bool:
+    """Is ``text`` plain base64 (what an image's data must be: it lands inside an HTML attribute)?"""
+    try:
+        base64.b64decode("".join(text.split()), validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return True
 
 
 def _text(value) -> str:

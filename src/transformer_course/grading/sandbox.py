@@ -14,10 +14,17 @@ Bubblewrap (``bwrap``, https://github.com/containers/bubblewrap) starts the runn
 * **network**: none, only a loopback of its own (the kernel talks to the runner over it);
 * **user**: an unprivileged user (nobody, 65534) with no capabilities.
 
-Limits hold for the sandbox as a whole: memory across all its processes and the number of its
-processes (or threads) are set on a cgroup of its own (cgroup v1's memory and pids controllers,
-or cgroup v2), and every process is also refused more than the memory limit of address space.
-Where no cgroup can be made, the memory limit holds per process only, and autograde says so.
+Limits hold for the sandbox as a whole: memory across all its processes, the number of its
+processes (or threads) and the CPU time it may use (a quota of ``cpus`` cores) are set on a cgroup
+of its own (cgroup v1's memory, pids and cpu controllers, or cgroup v2), and every process is also
+refused more than the memory limit of address space. Where no cgroup can be made, the memory limit
+holds per process only, and autograde says so.
+
+Nothing of the grader's paths that can be avoided reaches the sandbox: the notebook and the data
+files are copied into the grader's scratch directory and mounted from there (the sandbox's
+``/proc/self/mountinfo`` names the source of every mount), and the Python environment, which must
+keep its path, is mounted after the sandbox's own ``/tmp``, so that an environment under ``/tmp``
+stays visible.
 """
 
 from __future__ import annotations
@@ -84,24 +91,34 @@ class Cgroup:
 
     @staticmethod
     def create(name: str, limits: GradingLimits) -> Cgroup | None:
-        """A fresh cgroup ``name`` with the memory and process limits, or None where none can be made."""
+        """A fresh cgroup ``name`` with the memory, process and CPU limits, or None where none can be made."""
+        period = 100_000  # microseconds; the quota is this much per core
         v1 = (CGROUP_ROOT / "memory", CGROUP_ROOT / "pids")
-        if all((controller / "cgroup.procs").is_file() and os.access(controller, os.W_OK) for controller in v1):
-            directories = tuple(controller / name for controller in v1)
-            settings = {"memory.limit_in_bytes": limits.memory_limit_mb * 2**20, "pids.max": limits.max_processes}
+        if all(_writable_controller(controller) for controller in v1):
+            cpu = [CGROUP_ROOT / "cpu"] if _writable_controller(CGROUP_ROOT / "cpu") else []
+            directories = tuple(controller / name for controller in (*v1, *cpu))
+            settings = {
+                "memory.limit_in_bytes": limits.memory_limit_mb * 2**20,
+                "pids.max": limits.max_processes,
+                "cpu.cfs_period_us": period,
+                "cpu.cfs_quota_us": limits.cpus * period,
+            }
             return Cgroup._made(directories, settings, 1)
         own = _own_cgroup_v2()
-        if own is not None and {"memory", "pids"} <= set((own / "cgroup.subtree_control").read_text().split()):
-            settings = {
-                "memory.max": limits.memory_limit_mb * 2**20,
-                "memory.swap.max": 0,
-                "pids.max": limits.max_processes,
-            }
-            return Cgroup._made((own / name,), settings, 2)
+        if own is not None:
+            controllers = set((own / "cgroup.subtree_control").read_text().split())
+            if {"memory", "pids"} <= controllers:
+                settings = {
+                    "memory.max": limits.memory_limit_mb * 2**20,
+                    "memory.swap.max": 0,
+                    "pids.max": limits.max_processes,
+                    "cpu.max": f"{limits.cpus * period} {period}",
+                }
+                return Cgroup._made((own / name,), settings, 2)
         return None
 
     @staticmethod
-    def _made(directories: tuple[Path, ...], settings: dict[str, int], version: int) -> Cgroup | None:
+    def _made(directories: tuple[Path, ...], settings: dict[str, int | str], version: int) -> Cgroup | None:
         try:
             for directory in directories:
                 directory.mkdir()
@@ -115,9 +132,13 @@ class Cgroup:
         return Cgroup(directories, version)
 
     def join_command(self) -> list[str]:
-        """A command prefix that moves the command into this cgroup before it starts (children inherit it)."""
-        moves = "; ".join(f'echo $$ > "{directory / "cgroup.procs"}"' for directory in self.directories)
-        return ["sh", "-c", f'{moves} && exec "$@"', "sh"]
+        """A command prefix that moves the command into this cgroup before it starts (children inherit it).
+
+        A small Python program, given the cgroups' paths as arguments (no shell reads them), writes its
+        process id into each and then becomes the command.
+        """
+        procs = [str(directory / "cgroup.procs") for directory in self.directories]
+        return [sys.executable, "-I", "-S", "-c", _JOIN_CGROUPS, str(len(procs)), *procs]
 
     def out_of_memory_kills(self) -> int:
         """How many processes of this cgroup the kernel has killed for want of memory."""
@@ -168,6 +189,30 @@ class Cgroup:
             except (OSError, ValueError):
                 continue
         return sorted(pids)
+
+
+_JOIN_CGROUPS = (
+    "import os, sys\n"
+    "count = int(sys.argv[1])\n"
+    "for path in sys.argv[2 : 2 + count]:\n"
+    "    with open(path, 'w') as file:\n"
+    "        file.write(str(os.getpid()))\n"
+    "os.execvp(sys.argv[2 + count], sys.argv[2 + count :])\n"
+)
+
+
+def remove_cgroups(prefix: str) -> None:
+    """Remove what is left of the cgroups named ``prefix-*`` (a sandbox whose grader was killed leaves one)."""
+    own = _own_cgroup_v2()
+    for controller in (CGROUP_ROOT / "memory", CGROUP_ROOT / "pids", CGROUP_ROOT / "cpu", CGROUP_ROOT, own):
+        if controller is None or not controller.is_dir():
+            continue
+        for directory in controller.glob(f"{prefix}-*"):
+            Cgroup((directory,), 1).remove()
+
+
+def _writable_controller(controller: Path) -> bool:
+    return (controller / "cgroup.procs").is_file() and os.access(controller, os.W_OK)
 
 
 def _own_cgroup_v2() -> Path | None:
@@ -241,18 +286,22 @@ def runner_launch(spec: SandboxSpec, scratch: Path) -> Launch:
         "OMP_NUM_THREADS": str(spec.limits.threads),
         "MKL_NUM_THREADS": str(spec.limits.threads),
     }
+    work = scratch / "work"
+    work.mkdir(parents=True, exist_ok=True)
+    for path in (spec.notebook, *spec.data_files):
+        shutil.copyfile(path, work / path.name)
     if not spec.sandbox:
-        work = scratch / "work"
-        work.mkdir(parents=True, exist_ok=True)
-        for path in (spec.notebook, *spec.data_files):
-            shutil.copy(path, work / path.name)
         return Launch(prlimit, runner, dict(os.environ, **settings), work)
     host_path = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
-    return Launch(prlimit + ["bwrap"], ["--", *runner], host_path, scratch, _bwrap_arguments(spec, settings))
+    return Launch(prlimit + ["bwrap"], ["--", *runner], host_path, scratch, _bwrap_arguments(spec, settings, work))
 
 
-def _bwrap_arguments(spec: SandboxSpec, settings: dict[str, str]) -> list[str]:
-    """bubblewrap's options: new namespaces, an unprivileged user, read-only Python, one notebook."""
+def _bwrap_arguments(spec: SandboxSpec, settings: dict[str, str], work: Path) -> list[str]:
+    """bubblewrap's options: new namespaces, an unprivileged user, read-only Python, one notebook (from ``work``).
+
+    bubblewrap mounts in the order of its options: the sandbox's own ``/tmp`` comes before the
+    Python environment, which may itself lie under ``/tmp``.
+    """
     home = "/tmp/home"
     environment = {
         "PATH": f"{_python().parent}:/usr/bin:/bin",
@@ -273,20 +322,15 @@ def _bwrap_arguments(spec: SandboxSpec, settings: dict[str, str]) -> list[str]:
     for name, value in environment.items():
         arguments += ["--setenv", name, value]
     arguments += _system_mounts()
+    arguments += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--dir", home]
     mounted = _python_trees()
     for tree in mounted:
         arguments += ["--ro-bind", str(tree), str(tree)]
     for covered in _covered(mounted, spec.hidden):
         arguments += ["--tmpfs", str(covered)]
-    # fmt: off
-    arguments += [
-        "--ro-bind", str(spec.package_directory), PACKAGE_DIRECTORY,
-        "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--dir", home,
-        "--tmpfs", WORKING_DIRECTORY,
-    ]
-    # fmt: on
+    arguments += ["--ro-bind", str(spec.package_directory), PACKAGE_DIRECTORY, "--tmpfs", WORKING_DIRECTORY]
     for path in (spec.notebook, *spec.data_files):
-        arguments += ["--ro-bind", str(path), f"{WORKING_DIRECTORY}/{path.name}"]
+        arguments += ["--ro-bind", str(work / path.name), f"{WORKING_DIRECTORY}/{path.name}"]
     return arguments + ["--chdir", WORKING_DIRECTORY]
 
 
