@@ -24,6 +24,7 @@ training loop with checkpoints, resumption, mixed precision and several processe
 ``commands``           the ``train`` and ``evaluate`` commands
 ``variations``         the paper's Table 3 at small scale, several seeds per variant (``variations`` command)
 ``book_run``           the book's numbers model: trained by chapter 8, loaded by chapter 9
+``resumable``          the final project's scaffolding around the learner's own loop: progress, checkpoints, AMP
 =====================  ==============================================================
 """
 
