@@ -76,6 +76,8 @@ def fresh(d_model=16, device="cpu"):
 
 
 def run(checkpoint, settings=SETTINGS, loop=train_model, **options):
+    """The scaffolding around ``loop``, one log_every interval per call unless ``stretch_seconds`` is given."""
+    options.setdefault("stretch_seconds", 0)
     model, optimizer, scheduler = fresh(settings["d_model"])
     history = resumable_training(
         loop, model, TASK.encode("train"), optimizer, scheduler, settings, checkpoint, **options
@@ -107,11 +109,20 @@ def test_a_run_keeps_to_its_time_budget(tmp_path):
     assert scheduler.last_epoch == 1  # the learner's loop stops after its first update past the budget
 
 
-def test_each_stretch_of_log_every_updates_draws_from_a_shuffle_of_its_own(tmp_path):
+def test_each_call_of_the_learners_loop_draws_from_a_shuffle_of_its_own(tmp_path):
     calls = []
     run(tmp_path / "run.pt", loop=counting(calls), progress=False)
     assert [call[-1] for call in calls] == [0, 1, 2]  # train_model's seed
-    assert [call[4] for call in calls] == [4, 4, 4]  # its max_steps
+
+
+def test_after_the_first_interval_the_loop_runs_whole_intervals_of_about_stretch_seconds(tmp_path):
+    calls = []
+    history, _, _ = run(
+        tmp_path / "run.pt", {**SETTINGS, "max_steps": 40}, loop=counting(calls), stretch_seconds=30, progress=False
+    )
+    assert [call[4] for call in calls] == [4, 36]  # max_steps: one interval, then the rest (tiny steps are fast)
+    assert [call[7] for call in calls] == [4, 4]  # log_every
+    assert [point["step"] for point in history] == list(range(4, 41, 4))
 
 
 def test_running_again_with_a_larger_budget_resumes_where_the_checkpoint_left_off(tmp_path):

@@ -13,10 +13,11 @@ of it, through the three objects that the learner's functions receive and must u
 * the **optimizer** is wrapped (:class:`CountingOptimizer`): every ``step()`` the learner's
   ``train_step`` makes is counted, moves the progress bar and, in float16, goes through a
   :class:`torch.amp.GradScaler`;
-* ``train_model`` is called for ``log_every`` updates at a time, each call with its own ``seed``
-  (so each stretch of the run draws its batches from a fresh shuffle, and a resumed run goes on
-  with new batches), and a checkpoint is written between two calls once ``checkpoint_minutes``
-  have passed since the last one.
+* ``train_model`` is called for a stretch of about half a minute at a time (a whole number of
+  ``log_every`` intervals), each call with its own ``seed`` (so each stretch draws its batches from
+  a fresh shuffle, and a resumed run goes on with new batches), and a checkpoint is written between
+  two calls once ``checkpoint_minutes`` have passed since the last one. The loss on the progress
+  bar is the last point of the learner's curve, so it changes after each stretch.
 
 float16 needs its loss scaled so that small gradients do not underflow, but the learner's
 ``train_step`` calls ``loss.backward()``, clips and steps itself. So the scale is applied to the
@@ -148,6 +149,7 @@ def resumable_training(
     settings: dict,
     checkpoint: str | Path,
     checkpoint_minutes: float = 5.0,
+    stretch_seconds: float = 30.0,
     progress: bool = True,
 ) -> list[dict]:
     """Run the learner's ``train_model`` within ``settings``' budgets, with progress, checkpoints and
@@ -162,6 +164,9 @@ def resumable_training(
         settings: the notebook's settings: the budgets ``max_steps`` and ``max_seconds`` (across
             resumptions), ``max_tokens`` and ``log_every``; all of them are kept in the checkpoint.
         checkpoint: the checkpoint file, written atomically every ``checkpoint_minutes`` and at the end.
+        stretch_seconds: about how long one call of ``train_model`` runs: a whole number of ``log_every``
+            intervals, measured on the first call (one interval). Each call shuffles the whole training
+            set anew (seconds for 200,000 pairs), so calls are made long enough for that not to matter.
         progress: show a progress bar (step, loss, target tokens per second) on standard error.
 
     Returns:
@@ -171,59 +176,91 @@ def resumable_training(
         ValueError: neither budget is given, or ``checkpoint`` holds a run with other settings (named).
     """
     max_steps, max_seconds = settings.get("max_steps"), settings.get("max_seconds")
-    max_tokens, log_every = settings["max_tokens"], settings["log_every"]
     if "NBGRADER_EXECUTION" in os.environ:  # graded: the learner's loop, as it is
-        return train_model(model, pairs, optimizer, scheduler, max_steps, max_seconds, max_tokens, log_every)
+        return train_model(
+            model, pairs, optimizer, scheduler, max_steps, max_seconds, settings["max_tokens"], settings["log_every"]
+        )
     if max_steps is None and max_seconds is None:
         raise ValueError("give a budget: max_steps, max_seconds or both")
-    checkpoint = Path(checkpoint)
-    device = next(model.parameters()).device
-    dtype = autocast_dtype(device)
-    scaler = torch.amp.GradScaler(device.type) if dtype == torch.float16 else None
-    run = {"step": 0, "chunk": 0, "seconds": 0.0, "history": []}
-    if checkpoint.is_file():
-        run = _resume(checkpoint, settings, model, optimizer, scheduler, scaler)
-        print(f"resuming the run in {checkpoint} at update {run['step']}", file=sys.stderr)
+    run = _Run(model, optimizer, scheduler, settings, Path(checkpoint), progress)
+    try:
+        intervals = 1  # log_every intervals per call of train_model: one at first, to measure the speed
+        last_saved = time.monotonic()
+        while not run.out_of_budget():
+            seconds_per_update = run.stretch(train_model, pairs, intervals)
+            intervals = max(1, round(stretch_seconds / (seconds_per_update * settings["log_every"])))
+            if time.monotonic() - last_saved >= 60 * checkpoint_minutes:
+                run.save()
+                last_saved = time.monotonic()
+        run.save()
+    finally:
+        run.bar.close()
+    return run.state["history"]
 
-    wrapped = MixedPrecisionModel(model, dtype, scaler)
-    bar = tqdm(total=max_steps, initial=run["step"], unit="step", disable=not progress, dynamic_ncols=True)
-    counting = CountingOptimizer(optimizer, scaler, on_step=lambda: bar.update())
-    wrapped.optimizer = optimizer
-    session_started, session_tokens = time.monotonic(), 0
-    last_saved = time.monotonic()
 
-    def out_of_budget() -> bool:
-        # As the learner's loop stops: after the update that passes max_seconds.
-        return (max_steps is not None and run["step"] >= max_steps) or (
-            max_seconds is not None and run["seconds"] > max_seconds
+class _Run:
+    """A run of :func:`resumable_training`: the learner's objects, wrapped, and the run's progress (``state``)."""
+
+    def __init__(self, model, optimizer, scheduler, settings: dict, checkpoint: Path, progress: bool):
+        self.model, self.optimizer, self.scheduler, self.settings = model, optimizer, scheduler, settings
+        self.checkpoint = checkpoint
+        dtype = autocast_dtype(next(model.parameters()).device)
+        device_type = next(model.parameters()).device.type
+        self.scaler = torch.amp.GradScaler(device_type) if dtype == torch.float16 else None
+        self.state = {"step": 0, "chunk": 0, "seconds": 0.0, "history": []}
+        if checkpoint.is_file():
+            self.state = _resume(checkpoint, settings, model, optimizer, scheduler, self.scaler)
+            print(f"resuming the run in {checkpoint} at update {self.state['step']}", file=sys.stderr)
+        self.wrapped = MixedPrecisionModel(model, dtype, self.scaler)
+        self.wrapped.optimizer = optimizer
+        self.counting = CountingOptimizer(optimizer, self.scaler, self._on_step)
+        self.bar = tqdm(
+            total=settings.get("max_steps"), initial=self.state["step"], unit="step", disable=not progress,
+            dynamic_ncols=True,
+        )  # fmt: skip
+        self.started = time.monotonic()
+
+    def out_of_budget(self) -> bool:
+        """As the learner's loop stops: at max_steps, or after the update that passes max_seconds."""
+        max_steps, max_seconds = self.settings.get("max_steps"), self.settings.get("max_seconds")
+        return (max_steps is not None and self.state["step"] >= max_steps) or (
+            max_seconds is not None and self.state["seconds"] > max_seconds
         )
 
-    try:
-        while not out_of_budget():
-            steps = log_every if max_steps is None else min(log_every, max_steps - run["step"])
-            seconds_left = None if max_seconds is None else max_seconds - run["seconds"]
-            started, steps_before, tokens_before = time.monotonic(), counting.steps, wrapped.target_tokens
-            seed = run["chunk"]  # each stretch of log_every updates draws from a shuffle of its own
-            curve = train_model(wrapped, pairs, counting, scheduler, steps, seconds_left, max_tokens, steps, seed)
-            run["seconds"] += time.monotonic() - started
-            if counting.steps == steps_before:
-                raise RuntimeError(f"train_model made no update when asked for {steps}: does it call optimizer.step()?")
-            run["step"] += counting.steps - steps_before
-            run["chunk"] += 1
-            session_tokens += wrapped.target_tokens - tokens_before
-            if curve:
-                run["history"].append({"step": run["step"], "loss": float(curve[-1]["loss"])})
-                bar.set_postfix(
-                    loss=f"{run['history'][-1]['loss']:.3f}",
-                    tokens_per_s=f"{session_tokens / (time.monotonic() - session_started):,.0f}",
-                )
-            if time.monotonic() - last_saved >= 60 * checkpoint_minutes:
-                _save(checkpoint, settings, run, model, optimizer, scheduler, scaler)
-                last_saved = time.monotonic()
-        _save(checkpoint, settings, run, model, optimizer, scheduler, scaler)
-    finally:
-        bar.close()
-    return run["history"]
+    def stretch(self, train_model: Callable, pairs, intervals: int) -> float:
+        """Call the learner's loop for ``intervals`` × ``log_every`` updates (within the budgets); returns
+        the seconds it took per update."""
+        state, settings, log_every = self.state, self.settings, self.settings["log_every"]
+        steps = intervals * log_every
+        if settings.get("max_steps") is not None:
+            steps = min(steps, settings["max_steps"] - state["step"])
+        seconds_left = None if settings.get("max_seconds") is None else settings["max_seconds"] - state["seconds"]
+        started, steps_before = time.monotonic(), self.counting.steps
+        seed = state["chunk"]  # each stretch draws its batches from a shuffle of its own
+        curve = train_model(
+            self.wrapped, pairs, self.counting, self.scheduler, steps, seconds_left, settings["max_tokens"], log_every,
+            seed,
+        )  # fmt: skip
+        seconds, made = time.monotonic() - started, self.counting.steps - steps_before
+        if made == 0:
+            raise RuntimeError(f"train_model made no update when asked for {steps}: does it call optimizer.step()?")
+        state["history"] += [{"step": state["step"] + point["step"], "loss": float(point["loss"])} for point in curve]
+        state["seconds"] += seconds
+        state["step"] += made
+        state["chunk"] += 1
+        return max(seconds, 1e-6) / made
+
+    def save(self) -> None:
+        _save(self.checkpoint, self.settings, self.state, self.model, self.optimizer, self.scheduler, self.scaler)
+
+    def _on_step(self) -> None:
+        self.bar.update()
+        history = self.state["history"]
+        self.bar.set_postfix(
+            loss=f"{history[-1]['loss']:.3f}" if history else "…",
+            tokens_per_s=f"{self.wrapped.target_tokens / (time.monotonic() - self.started):,.0f}",
+            refresh=False,
+        )
 
 
 def _save(path: Path, settings: dict, run: dict, model, optimizer, scheduler, scaler) -> None:
