@@ -8,6 +8,7 @@ import csv
 import pytest
 from grading_support import (
     exercise_notebook,
+    full_marks,
     grade,
     partly_done_notebook,
     solution_notebook,
@@ -36,7 +37,7 @@ def _broken_class() -> dict:
     edited["cells"] = [cell for cell in edited["cells"] if cell["id"] != "test-cosine"]
     stripped = solution_notebook(FIRST)
     for cell in stripped["cells"]:
-        del cell["metadata"]["nbgrader"]
+        cell["metadata"].pop("nbgrader", None)
     retyped = solution_notebook(FIRST)
     for cell in retyped["cells"]:
         if cell["id"] == "test-softmax":
@@ -83,7 +84,7 @@ def broken_class(course, tmp_path_factory):
 
 def test_good_submissions_are_graded_alongside_broken_ones(broken_class):
     results, _ = broken_class
-    assert results["solution"].status == "graded" and results["solution"].score == results["solution"].max_score
+    assert results["solution"].status == "graded" and results["solution"].score == full_marks(FIRST)
     assert 0 < results["partly-done"].score < results["partly-done"].max_score
 
 
@@ -110,30 +111,30 @@ def test_edited_and_deleted_tests_are_restored_and_graded_with_the_originals(bro
     result = broken_class[0]["edited-tests"]
     assert result.status == "tests_restored"
     assert "test-attention" in result.message and "test-cosine" in result.message
-    assert result.score == result.max_score  # the solution passes the restored originals
+    assert result.score == full_marks(FIRST)  # the solution passes the restored originals
 
 
 def test_stripped_nbgrader_metadata_is_given_back_by_cell_id_and_graded(broken_class):
     result = broken_class[0]["metadata-stripped"]
     assert result.status == "tests_restored" and "metadata" in result.message and "test-softmax" in result.message
-    assert result.score == result.max_score
+    assert result.score == full_marks(FIRST)
 
 
 def test_a_test_cell_turned_into_markdown_is_restored_as_code(broken_class):
     result = broken_class[0]["test-made-markdown"]
     assert result.status == "tests_restored" and "test-softmax" in result.message
-    assert result.score == result.max_score
+    assert result.score == full_marks(FIRST)
 
 
 def test_nbgraders_own_student_assignment_layout_is_accepted(broken_class):
     result = broken_class[0]["nbgrader-layout"]
-    assert result.status == "graded" and result.score == result.max_score
+    assert result.status == "graded" and result.score == full_marks(FIRST)
 
 
 def test_endless_loop_is_interrupted_and_the_rest_graded(broken_class):
     result = broken_class[0]["endless-loop"]
     assert result.status == "timeout" and "softmax" in result.message
-    assert result.score == result.max_score  # the loop came after the function it follows
+    assert result.score == full_marks(FIRST)  # the loop came after the function it follows
 
 
 def test_kernel_exit_keeps_the_points_earned_before_it(broken_class):
@@ -156,7 +157,7 @@ def test_handing_in_the_reference_implementation_fails_the_hidden_test(course, b
 
 def test_patching_the_kernels_comparisons_changes_no_verdict_and_is_reported(broken_class):
     result = broken_class[0]["patches-comparisons"]
-    assert result.status == "graded" and result.score == result.max_score  # the hidden tests compare in the grader
+    assert result.status == "graded" and result.score == full_marks(FIRST)  # the hidden tests compare in the grader
     assert result.review == "cell project-qkv: changes a library (torch.testing.assert_close)"
 
 

@@ -291,13 +291,13 @@ def _prepared(
     timestamp = read_timestamp(student_directory / "timestamp.txt")
     if timestamp is not None:
         (target / "timestamp.txt").write_text(timestamp, encoding="utf-8")
+    policy = course.policy(assignment)
     return _Prepared(
         student_id,
         restored_cells=tuple(restored_cells),
         restored_metadata=tuple(restored_metadata),
         learner_cells=learner_cells,
-        library_implementations=course.policy(assignment).library_implementations
-        + course.policy(assignment).learner_writes,
+        library_implementations=policy.library_implementations + policy.learner_writes,
     )
 
 

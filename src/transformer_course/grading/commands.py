@@ -57,9 +57,19 @@ def register(subcommands: argparse._SubParsersAction) -> None:
     parser.add_argument("--course-root", type=Path, help="course directory (default: found from the working directory)")
     parser.set_defaults(run=run_autograde)
 
-    parser = subcommands.add_parser("check", help="run a notebook's visible tests and show which pass (learners)")
-    parser.add_argument("notebook", type=Path, help="your notebook, e.g. attention.ipynb")
+    parser = subcommands.add_parser(
+        "check",
+        help="run a notebook's visible tests and show which pass (learners); "
+        "with --sandbox, test that autograde can run notebooks here (instructors)",
+    )
+    parser.add_argument("notebook", type=Path, nargs="?", help="your notebook, e.g. attention.ipynb")
     parser.add_argument("--cell-timeout", type=int, default=600, help=f"{_help('cell_timeout')} (default: %(default)s)")
+    parser.add_argument(
+        "--sandbox",
+        action="store_true",
+        help="instead of a notebook, check that the grader's sandbox starts a kernel that imports the course, "
+        "as autograde does before its first submission",
+    )
     parser.set_defaults(run=run_check)
 
 
@@ -75,6 +85,7 @@ def _user_errors() -> Iterator[None]:
         from nbformat import ValidationError
         from nbformat.reader import NotJSONError
 
+        from .autograde import GradingStopped
         from .course import CourseError
         from .sandbox import SandboxUnavailable
     except ModuleNotFoundError as error:
@@ -86,6 +97,7 @@ def _user_errors() -> Iterator[None]:
         yield
     except (
         CourseError,
+        GradingStopped,
         SandboxUnavailable,
         FileNotFoundError,
         NotADirectoryError,
@@ -140,9 +152,33 @@ def run_autograde(arguments: argparse.Namespace) -> int:
 
 
 def run_check(arguments: argparse.Namespace) -> int:
+    if arguments.sandbox:
+        return run_sandbox_check()
+    if arguments.notebook is None:
+        raise SystemExit("error: name the notebook to check (transformer-course check attention.ipynb), or --sandbox")
     with _user_errors():
         from .check import check_notebook, format_report
 
         report = check_notebook(arguments.notebook, arguments.cell_timeout)
     print(format_report(report))
     return 0 if report.tests and all(result.passed for result in report.tests) else 1
+
+
+def run_sandbox_check() -> int:
+    """The grader's self-test, for an instructor before the deadline: one line saying whether it passed."""
+    with _user_errors():
+        import tempfile
+
+        from .execute import self_test
+        from .redaction import redacted_package
+        from .sandbox import check_bubblewrap
+
+        check_bubblewrap()
+        limits = GradingLimits()
+        with tempfile.TemporaryDirectory(prefix="sandbox-check-") as scratch:
+            package = redacted_package([], Path(scratch) / "package")
+            problem = self_test(package, limits, True, Path(scratch) / "self-test")
+    if problem is not None:
+        raise SystemExit(f"error: {problem}")
+    print("the sandbox works: a kernel started in it and imported the course package")
+    return 0

@@ -33,13 +33,14 @@ import subprocess
 import tempfile
 import time
 import traceback
+import uuid
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 import torch
 from nbformat import NotebookNode
-from nbformat.v4 import new_code_cell, new_notebook, new_output
+from nbformat.v4 import new_notebook, new_output
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Bool, Unicode
 
@@ -60,6 +61,7 @@ NOT_RUN = "KernelLostError"
 KERNEL_NOT_STARTED = "KernelNotStartedError"
 KERNEL_NOT_STARTED_STATUS = "kernel_not_started"  # autograde's status for it
 TEST_FAILED = "TestFailedError"
+KERNEL_START_SECONDS = 120  # for the kernel to start and run an empty cell, as the runner's startup_timeout
 # What the grader asks a fresh sandbox to do before any submission: what every notebook does first.
 SELF_TEST_CODE = "import numpy, torch, matplotlib, transformer_course\nprint(torch.__version__)"
 
@@ -75,7 +77,7 @@ class Session:
 
     def start_problem(self) -> str | None:
         """Why the kernel cannot run a first, empty cell (it did not start), or None if it can."""
-        reply = self.runner.execute("pass", min(self.limits.cell_timeout, 120), 2**12, answers=False)
+        reply = self.runner.execute("pass", KERNEL_START_SECONDS, 2**12, answers=False)
         if reply.problem is None:
             return None
         detail = self.runner.stderr_tail().strip().splitlines()[-1:] if self.runner.process.poll() is not None else []
@@ -242,7 +244,8 @@ class SandboxedExecute(NbGraderPreprocessor):
                 limits=limits,
                 sandbox=self.sandbox,
             )
-            cgroup_name = f"{self.cgroup_prefix}-{student}"[:200] if self.cgroup_prefix else None
+            # Named without the student id, which the sandbox could read in /proc/self/cgroup.
+            cgroup_name = f"{self.cgroup_prefix}-{uuid.uuid4().hex[:12]}" if self.cgroup_prefix else None
             with started(runner_launch(spec, Path(scratch)), limits, cgroup_name) as session:
                 problem = session.start_problem()
                 if problem is not None:
@@ -309,11 +312,12 @@ def self_test(package_directory: Path, limits: GradingLimits, sandbox: bool, scr
         with started(runner_launch(spec, scratch), limits) as session:
             problem = session.start_problem()
             if problem is None:
-                cell = new_code_cell()
-                if session.run_cell(cell, SELF_TEST_CODE, "the self-test"):
+                # Given the kernel's start-up time, not a cell's: the first imports are slow on a busy machine.
+                reply = session.runner.execute(SELF_TEST_CODE, KERNEL_START_SECONDS, 2**12)
+                errors = [output for output in reply.outputs if output.output_type == "error"]
+                if reply.problem is None and not errors:
                     return None
-                errors = [output for output in cell.outputs if output.output_type == "error"]
-                problem = f"{errors[0].ename}: {errors[0].evalue}"[:400] if errors else "no answer"
+                problem = f"{errors[0].ename}: {errors[0].evalue}"[:400] if errors else reply.problem
     except OSError as error:
         problem = f"{type(error).__name__}: {error}"
     where = "in bubblewrap's sandbox" if sandbox else "as a plain process"

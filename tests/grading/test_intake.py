@@ -1,0 +1,193 @@
+"""Intake and the steps around the sandbox take a submission as data: names, files and bytes are checked
+before anything uses them, and every bound holds. These tests need no kernel."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import subprocess
+import sys
+
+import nbformat
+import pytest
+from nbformat.v4 import new_output
+
+from transformer_course.grading.autograde import SubmissionResult, write_csv
+from transformer_course.grading.execute import scored_outputs
+from transformer_course.grading.intake import (
+    Refused,
+    check_student_id,
+    parse_notebook,
+    read_regular_file,
+    real_directory,
+)
+from transformer_course.grading.review import bounded_review
+from transformer_course.grading.sandbox import Cgroup
+
+pytestmark = pytest.mark.grading
+
+
+def _refusal(call) -> Refused:
+    with pytest.raises(Refused) as raised:
+        call()
+    return raised.value
+
+
+@pytest.mark.parametrize("name", ["alice", "bob.smith", "s1234567", "a_b-c@uni.edu", "A" * 64])
+def test_ordinary_student_ids_are_accepted(name):
+    check_student_id(name)
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["$(touch x)", "alice ", " alice", "=2+5", "@SUM(1)", "-rf", ".hidden", "a/b", "a*", "[ab]", "é", "A" * 65, ""],
+)
+def test_a_folder_name_that_is_not_a_student_id_is_refused_with_the_rule(name):
+    refusal = _refusal(lambda: check_student_id(name))
+    assert refusal.status == "invalid_student_id" and "letters, digits" in refusal.message, refusal.message
+
+
+def test_a_symbolic_link_where_the_notebook_should_be_is_not_followed(tmp_path):
+    secret = tmp_path / "solution.ipynb"
+    secret.write_text("{}")
+    (tmp_path / "attention.ipynb").symlink_to(secret)
+    refusal = _refusal(lambda: read_regular_file(tmp_path / "attention.ipynb"))
+    assert refusal.status == "refused" and "symbolic link" in refusal.message, refusal.message
+
+
+def test_a_fifo_where_the_notebook_should_be_is_refused_without_blocking(tmp_path):
+    os.mkfifo(tmp_path / "attention.ipynb")
+    refusal = _refusal(lambda: read_regular_file(tmp_path / "attention.ipynb"))
+    assert refusal.status == "refused" and "special file" in refusal.message, refusal.message
+
+
+def test_a_folder_where_the_notebook_should_be_is_refused(tmp_path):
+    (tmp_path / "attention.ipynb").mkdir()
+    refusal = _refusal(lambda: read_regular_file(tmp_path / "attention.ipynb"))
+    assert refusal.status == "refused" and "directory" in refusal.message, refusal.message
+
+
+def test_a_student_folder_that_is_a_link_is_refused(tmp_path):
+    (tmp_path / "bob").mkdir()
+    (tmp_path / "mallory").symlink_to(tmp_path / "bob")
+    refusal = _refusal(lambda: real_directory(tmp_path / "mallory", "the folder 'mallory'"))
+    assert refusal.status == "refused" and "symbolic link" in refusal.message, refusal.message
+
+
+def test_a_file_over_the_size_limit_is_refused_unread(tmp_path):
+    (tmp_path / "attention.ipynb").write_bytes(b" " * 2_000)
+    refusal = _refusal(lambda: read_regular_file(tmp_path / "attention.ipynb", limit=1_000))
+    assert refusal.status == "refused" and "larger than" in refusal.message, refusal.message
+
+
+def _notebook(*cells: dict) -> bytes:
+    return json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": list(cells)}).encode()
+
+
+def _code_cell(source: str = "x = 1", **metadata) -> dict:
+    return {
+        "cell_type": "code",
+        "id": "c1",
+        "metadata": metadata,
+        "source": source,
+        "outputs": [],
+        "execution_count": 1,
+    }
+
+
+def test_a_notebook_nested_too_deep_is_an_invalid_notebook_not_a_crash():
+    deep = b'{"nbformat": 4, "cells": [], "metadata": ' + b"[" * 200_000 + b"]" * 200_000 + b"}"
+    refusal = _refusal(lambda: parse_notebook(deep, "attention.ipynb"))
+    assert refusal.status == "invalid_notebook" and "nested" in refusal.message, refusal.message
+
+
+def test_nbgrader_metadata_that_is_a_string_is_dropped():
+    notebook = parse_notebook(_notebook(_code_cell(nbgrader="solution")), "attention.ipynb")
+    assert "nbgrader" not in notebook["cells"][0]["metadata"], notebook["cells"][0]["metadata"]
+
+
+def test_nbgrader_metadata_of_the_wrong_types_is_dropped():
+    metadata = {"grade_id": "softmax", "points": "15", "grade": True}
+    notebook = parse_notebook(_notebook(_code_cell(nbgrader=metadata)), "attention.ipynb")
+    assert "nbgrader" not in notebook["cells"][0]["metadata"], notebook["cells"][0]["metadata"]
+
+
+def test_well_formed_nbgrader_metadata_is_kept():
+    metadata = {"grade_id": "softmax", "points": 2, "grade": True, "solution": False, "locked": True}
+    notebook = parse_notebook(_notebook(_code_cell(nbgrader=metadata)), "attention.ipynb")
+    assert notebook["cells"][0]["metadata"]["nbgrader"] == metadata
+
+
+def test_outputs_and_other_metadata_of_a_submission_are_dropped():
+    cell = _code_cell(anything={"deep": [1, 2]}) | {
+        "outputs": [{"output_type": "stream", "name": "stdout", "text": "15"}]
+    }
+    notebook = parse_notebook(_notebook(cell), "attention.ipynb")
+    assert notebook["cells"][0]["outputs"] == [] and notebook["cells"][0]["metadata"] == {}, notebook["cells"][0]
+    nbformat.validate(nbformat.from_dict(notebook))
+
+
+def test_a_source_that_is_not_text_is_an_invalid_notebook():
+    refusal = _refusal(lambda: parse_notebook(_notebook(_code_cell(source={"a": 1})), "attention.ipynb"))
+    assert refusal.status == "invalid_notebook" and "not text" in refusal.message, refusal.message
+
+
+def test_a_published_result_earns_no_partial_credit_in_a_failing_test_cell():
+    outputs = [
+        new_output("execute_result", data={"text/plain": "15"}, execution_count=1),
+        new_output("error", ename="AssertionError", evalue="wrong", traceback=[]),
+    ]
+    rewritten = scored_outputs(outputs, passed=False)
+    assert [output.output_type for output in rewritten] == ["display_data", "error"], rewritten
+
+
+def test_a_failing_test_cell_starts_with_an_error_even_when_the_kernel_printed_none():
+    rewritten = scored_outputs([new_output("stream", name="stdout", text="all good\n")], passed=False)
+    assert rewritten[0].output_type == "error", rewritten
+
+
+def test_a_passing_test_cell_keeps_its_warnings_as_text_not_as_a_failure():
+    rewritten = scored_outputs([new_output("stream", name="stderr", text="UserWarning: x\n")], passed=True)
+    assert rewritten[0].output_type == "stream" and rewritten[0].name == "stdout", rewritten
+
+
+def test_grades_csv_neutralises_fields_a_spreadsheet_would_run(tmp_path):
+    results = [SubmissionResult("=2+5", "01-attention", None, None, "invalid_student_id", "@SUM(1)", "-cmd|x")]
+    write_csv(results, tmp_path / "grades.csv")
+    (row,) = csv.DictReader((tmp_path / "grades.csv").open(encoding="utf-8"))
+    for column in ("student_id", "message", "review"):
+        assert row[column][0] not in "=+-@", f"{column} starts with a formula character: {row[column]!r}"
+    assert row["student_id"] == "'=2+5", row
+
+
+def test_the_review_stops_at_its_size_limit():
+    findings = bounded_review([("cell a", "x = 1\n" * 1_000)], [], max_bytes=1_000)
+    assert len(findings) == 1 and findings[0].startswith("not reviewed"), findings
+
+
+def test_the_review_stops_at_its_time_limit():
+    findings = bounded_review([("cell a", "x = 1\n")], [], seconds=0.001)
+    assert len(findings) == 1 and "not reviewed" in findings[0] and "longer than" in findings[0], findings
+
+
+def test_the_review_in_its_own_process_finds_what_the_review_finds():
+    findings = bounded_review([("cell a", "import torch\ny = torch.softmax(x, -1)\n")], ["torch.softmax"])
+    assert any("torch.softmax" in finding for finding in findings), findings
+
+
+def test_joining_a_cgroup_runs_no_shell_on_its_path(tmp_path):
+    marker = tmp_path / "ran"
+    directory = tmp_path / "grp-$(touch ran)"
+    directory.mkdir()
+    (directory / "cgroup.procs").write_text("")
+    done = subprocess.run(
+        Cgroup((directory,), 1).join_command() + [sys.executable, "-c", "print('joined')"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+    )
+    assert done.stdout == "joined\n", done.stderr
+    assert not marker.exists(), "the cgroup's path was run as a shell command"
+    assert (directory / "cgroup.procs").read_text().strip().isdigit()
