@@ -28,6 +28,16 @@ def assignments() -> list[str]:
     return Course(REPOSITORY).assignments()
 
 
+def full_marks(assignment: str) -> float:
+    """What the autograder gives a complete, correct notebook: the points of its test cells. Written answers
+    (manually graded markdown cells) count in max_score too, but score 0 until an instructor grades them."""
+    return sum(
+        cell["metadata"]["nbgrader"].get("points", 0)
+        for cell in solution_notebook(assignment)["cells"]
+        if cell["cell_type"] == "code" and cell.get("metadata", {}).get("nbgrader", {}).get("grade")
+    )
+
+
 def notebook_name(assignment: str) -> str:
     (path,) = Course(REPOSITORY).source_notebooks(assignment)
     return path.name

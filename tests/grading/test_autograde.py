@@ -8,6 +8,7 @@ from grading_support import (
     CLASS_LIMITS,
     assignments,
     exercise_notebook,
+    full_marks,
     grade,
     partly_done_notebook,
     solution_notebook,
@@ -40,22 +41,12 @@ def graded_class(course, tmp_path_factory, assignment) -> dict:
     return grade(course, assignment, submissions, limits=CLASS_LIMITS)
 
 
-def autogradable_points(notebook: dict) -> float:
-    """Points of the test cells. Written answers (manually graded markdown cells) count in max_score but
-    score 0 until an instructor grades them, so a solution's autograded score is full marks less those."""
-    return sum(
-        cell["metadata"]["nbgrader"].get("points", 0)
-        for cell in notebook["cells"]
-        if cell["cell_type"] == "code" and cell.get("metadata", {}).get("nbgrader", {}).get("grade")
-    )
-
-
 def test_solution_scores_full_marks(graded_class, assignment):
     result = graded_class["solution"]
-    full_marks = autogradable_points(solution_notebook(assignment))
+    expected = full_marks(assignment)
     assert result.status == "graded", result.message
-    assert result.max_score >= full_marks > 0 and result.score == full_marks, (
-        f"{result.score} of {result.max_score}, expected {full_marks} (the autogradable points)"
+    assert result.max_score >= expected > 0 and result.score == expected, (
+        f"{result.score} of {result.max_score}, expected {expected} (the test cells' points)"
     )
 
 
