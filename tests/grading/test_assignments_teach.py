@@ -23,22 +23,13 @@ import io
 
 import pytest
 import torch
-from grading_support import CLASS_LIMITS, exercise_notebook, grade, solution_notebook, write_submissions
+from grading_support import CLASS_LIMITS, exercise_notebook, full_marks, grade, solution_notebook, write_submissions
 
 pytestmark = pytest.mark.grading
 
 
 def _nbgrader(cell: dict) -> dict:
     return cell.get("metadata", {}).get("nbgrader", {})
-
-
-def autogradable_points(notebook: dict) -> float:
-    """Points of the test cells: what the autograder can give (written answers wait for the instructor)."""
-    return sum(
-        _nbgrader(cell).get("points", 0)
-        for cell in notebook["cells"]
-        if cell["cell_type"] == "code" and _nbgrader(cell).get("grade")
-    )
 
 
 def points_of(notebook: dict, grade_ids: set[str]) -> float:
@@ -149,8 +140,82 @@ def attention(query, key, value, mask=None, scale=True):  # never scales
 }
 ATTENTION_DEFECT_TESTS = {"test-softmax", "test-apply-mask", "test-attention"}
 
+# ----------------------------------------------------------------------------- assignment 2
+
+MULTI_HEAD_VARIANTS = {
+    "split-heads": """
+def split_heads(x, num_heads):
+    batch, length, d_model = x.shape
+    if d_model % num_heads:
+        raise ValueError(f"cannot split d_model={d_model} into num_heads={num_heads}")
+    return torch.stack(x.chunk(num_heads, dim=-1), dim=1)
+""",
+    "merge-heads": """
+def merge_heads(x):
+    return torch.cat(x.unbind(dim=1), dim=-1)
+""",
+    "multi-head-attention": """
+class MultiHeadAttention(nn.Module):
+    # A loop over heads, each with its own slice of the projections, and einsum instead of matmul.
+    def __init__(self, d_model, num_heads, dropout=0.0, bias=True):
+        super().__init__()
+        if d_model % num_heads:
+            raise ValueError(f"{d_model} % {num_heads} != 0")
+        self.num_heads, self.d_k, self.dropout = num_heads, d_model // num_heads, dropout
+        self.w_q, self.w_k, self.w_v, self.w_o = (nn.Linear(d_model, d_model, bias=bias) for _ in range(4))
+        self.attention_weights = None
+
+    def forward(self, query, key, value, mask=None):
+        q, k, v = self.w_q(query), self.w_k(key), self.w_v(value)
+        outputs, weights = [], []
+        for head in range(self.num_heads):
+            part = slice(head * self.d_k, (head + 1) * self.d_k)
+            scores = torch.einsum("bqd,bkd->bqk", q[..., part], k[..., part]) / self.d_k**0.5
+            if mask is not None:
+                head_mask = mask if mask.dim() < 4 else mask[:, min(head, mask.shape[1] - 1)]
+                scores = scores.masked_fill(~head_mask, float("-inf"))
+            head_weights = torch.nan_to_num(scores.softmax(dim=-1), nan=0.0)
+            if self.training and self.dropout:
+                head_weights = nn.functional.dropout(head_weights, self.dropout)
+            outputs.append(torch.einsum("bqk,bkd->bqd", head_weights, v[..., part]))
+            weights.append(head_weights)
+        self.attention_weights = torch.stack(weights, dim=1).detach()
+        return self.w_o(torch.cat(outputs, dim=-1))
+""",
+}
+
+# The split_heads defect shows that MultiHeadAttention, graded with the reference split_heads, keeps its points.
+MULTI_HEAD_DEFECTS = {
+    "split-heads": """
+def split_heads(x, num_heads):  # head i gets every num_heads-th feature, not a block of d_k features
+    batch, length, d_model = x.shape
+    return x.view(batch, length, d_model // num_heads, num_heads).permute(0, 3, 1, 2)
+""",
+    "output-projection-block": """
+def output_projection_block(linear, head, num_heads):  # rows of the weight: the right shape, the wrong block
+    d_v = linear.in_features // num_heads
+    return linear.weight[head * d_v:(head + 1) * d_v]
+""",
+}
+MULTI_HEAD_DEFECT_TESTS = {"test-split-heads", "test-output-projection-block"}
+
+
+def _multi_head_with(old: str, new: str) -> str:
+    source = solution_answers("02-multi-head-attention")["multi-head-attention"]
+    assert old in source, old
+    return source.replace(old, new)
+
+
+# Defects of MultiHeadAttention that the old tests (identity weights, key = value) passed.
+MULTI_HEAD_ATTENTION_DEFECTS = {
+    "skips w_o": ("return self.w_o(merge_heads(heads))", "return merge_heads(heads)"),
+    "projects values with w_k": ("v = split_heads(self.w_v(value)", "v = split_heads(self.w_k(value)"),
+    "swaps key and value": ("k = split_heads(self.w_k(key)", "k = split_heads(self.w_k(value)"),
+}
+
 CASES = {
     "01-attention": (ATTENTION_VARIANTS, ATTENTION_DEFECTS, ATTENTION_DEFECT_TESTS),
+    "02-multi-head-attention": (MULTI_HEAD_VARIANTS, MULTI_HEAD_DEFECTS, MULTI_HEAD_DEFECT_TESTS),
 }
 
 
@@ -171,7 +236,7 @@ def graded(request, course, tmp_path_factory) -> tuple[str, dict]:
 def test_correct_implementations_written_another_way_score_full_marks(graded):
     assignment, results = graded
     result = results["variants"]
-    expected = autogradable_points(solution_notebook(assignment))
+    expected = full_marks(assignment)
     assert result.status == "graded", result.message
     assert result.score == expected, f"{assignment}: variants scored {result.score}, expected {expected} (full marks)"
 
@@ -181,7 +246,7 @@ def test_each_defect_loses_its_own_parts_points_only(graded):
     result = results["defects"]
     solution = solution_notebook(assignment)
     _, _, defect_tests = CASES[assignment]
-    expected = autogradable_points(solution) - points_of(solution, defect_tests)
+    expected = full_marks(assignment) - points_of(solution, defect_tests)
     assert result.status == "graded", result.message
     assert result.score == expected, (
         f"{assignment}: the defects scored {result.score}, expected {expected}: full marks less the points of "
@@ -209,3 +274,14 @@ def test_the_visible_tests_pass_the_solution_and_the_variants(assignment):
     assert failing_visible_tests(with_answers(exercise_notebook(assignment), answers)) == set()
     failing = failing_visible_tests(with_answers(exercise_notebook(assignment), {**answers, **variants}))
     assert failing == set(), f"{assignment}: the variants fail the visible tests {sorted(failing)}"
+
+
+@pytest.mark.parametrize("defect", sorted(MULTI_HEAD_ATTENTION_DEFECTS))
+def test_the_visible_test_of_multi_head_attention_catches(defect):
+    old, new = MULTI_HEAD_ATTENTION_DEFECTS[defect]
+    answers = {**solution_answers("02-multi-head-attention"), "multi-head-attention": _multi_head_with(old, new)}
+    failing = failing_visible_tests(with_answers(exercise_notebook("02-multi-head-attention"), answers))
+    assert failing == {"test-multi-head-attention"}, (
+        f"a MultiHeadAttention that {defect}: the failing visible tests are {sorted(failing)}, "
+        "expected test-multi-head-attention alone"
+    )
