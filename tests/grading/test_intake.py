@@ -191,3 +191,17 @@ def test_joining_a_cgroup_runs_no_shell_on_its_path(tmp_path):
     assert done.stdout == "joined\n", done.stderr
     assert not marker.exists(), "the cgroup's path was run as a shell command"
     assert (directory / "cgroup.procs").read_text().strip().isdigit()
+
+
+def test_a_sandbox_cgroup_holds_a_cpu_quota_of_the_limit(tmp_path):
+    from transformer_course.grading.limits import GradingLimits
+
+    cgroup = Cgroup.create(f"transformer-course-test-{os.getpid()}", GradingLimits(cpus=1))
+    if cgroup is None:
+        pytest.skip("no cgroup can be created here (not root and no delegated cgroup v2): limits hold per process")
+    try:
+        quotas = [directory / name for directory in cgroup.directories for name in ("cpu.cfs_quota_us", "cpu.max")]
+        values = [path.read_text().split()[0] for path in quotas if path.exists()]
+        assert values == ["100000"], f"expected one quota of one core (100000 us per 100000 us), got {values}"
+    finally:
+        cgroup.remove()
