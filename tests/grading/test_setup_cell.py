@@ -42,3 +42,8 @@ def test_a_pyproject_without_a_version_is_refused_naming_it(tmp_path):
     pyproject.write_text(re.sub(r'(?m)^version = ".*"$', "", pyproject.read_text()))
     with pytest.raises(RuntimeError, match=r"pyproject.toml gives no \[project\] version"):
         setup_cell(course)
+
+
+def test_readmes_colab_install_is_the_one_the_setup_cell_runs():
+    readme = (REPOSITORY / "README.md").read_text(encoding="utf-8")
+    assert f'pip install "{package_requirement(Course(REPOSITORY))}"' in readme
