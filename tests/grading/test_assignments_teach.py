@@ -213,9 +213,87 @@ MULTI_HEAD_ATTENTION_DEFECTS = {
     "swaps key and value": ("k = split_heads(self.w_k(key)", "k = split_heads(self.w_k(value)"),
 }
 
+# ----------------------------------------------------------------------------- assignment 4
+
+MASKS_VARIANTS = {
+    "causal-mask": """
+def causal_mask(size):
+    if size < 0:
+        raise ValueError(f"size {size} < 0")
+    positions = torch.arange(size)
+    return positions[None, :] <= positions[:, None]
+""",
+    "padding-mask": """
+def padding_mask(tokens, pad_id):
+    if tokens.dtype in (torch.float16, torch.float32, torch.float64, torch.bool):
+        raise TypeError(f"integer ids expected, got {getattr(tokens, 'dtype', type(tokens))}")
+    if tokens.ndim != 2:
+        raise ValueError(f"(batch, L) expected, got {tuple(tokens.shape)}")
+    return tokens.ne(pad_id).unsqueeze(1).unsqueeze(1)
+""",
+    "additive-mask": """
+def additive_mask(mask, dtype=torch.float32):
+    if mask.dtype is not torch.bool:
+        raise TypeError("bool mask expected")
+    return torch.where(mask, torch.tensor(0.0, dtype=dtype), torch.tensor(float("-inf"), dtype=dtype))
+""",
+    "minimum-c": """
+def minimum_c(scores, allowed, epsilon):  # the same equation, in log space
+    log_a = torch.logsumexp(scores[allowed].double(), dim=0).item()
+    log_b = torch.logsumexp(scores[~allowed].double(), dim=0).item()
+    return log_b - log_a + math.log1p(-epsilon) - math.log(epsilon)
+""",
+    "masked-softmax": """
+def masked_softmax(scores, mask):
+    filled = scores.masked_fill(~mask, -1e30 if scores.dtype != torch.float16 else -1e4)
+    exps = (filled - filled.amax(dim=-1, keepdim=True)).exp() * mask
+    total = exps.sum(dim=-1, keepdim=True)
+    return exps / torch.where(total > 0, total, torch.ones_like(total))
+""",
+}
+
+# The padding defect (a hard-coded 0) shows that padding_and_causal_mask, graded with the reference masks, keeps its
+# points; the minimum_c defect (the C of epsilon alone) that the example's numbers, consistent with it, keep theirs.
+MASKS_DEFECTS = {
+    "padding-mask": """
+def padding_mask(tokens, pad_id):  # pad_id ignored: 0 is always padding
+    if tokens.is_floating_point() or tokens.dtype == torch.bool:
+        raise TypeError(f"integer ids expected, got {tokens.dtype}")
+    if tokens.dim() != 2:
+        raise ValueError(f"(batch, L) expected, got {tuple(tokens.shape)}")
+    return (tokens != 0)[:, None, None, :]
+""",
+    "minimum-c": """
+def minimum_c(scores, allowed, epsilon):  # an approximation that forgets the scores
+    return math.log(1 / epsilon)
+""",
+    "masked-softmax": """
+def masked_softmax(scores, mask):  # right forward, but 0/0 in the fully masked row sends nan backward
+    exps = (scores - scores.amax(dim=-1, keepdim=True)).exp() * mask
+    return torch.nan_to_num(exps / exps.sum(dim=-1, keepdim=True))
+""",
+    "attention-shapes": """
+def attention_shapes(batch, heads, target_length, source_length, d_model, steps):  # cross cache grows per step
+    d_k = d_model // heads
+    return {
+        "encoder_self_weights": (batch, heads, source_length, source_length),
+        "decoder_self_weights": (batch, heads, target_length, target_length),
+        "cross_weights": (batch, heads, target_length, source_length),
+        "cross_mask": (batch, 1, 1, source_length),
+        "self_cache": (batch, heads, steps, d_k),
+        "cross_cache": (batch, heads, steps, d_k),
+    }
+
+
+example_shapes = attention_shapes(32, 8, 20, 25, 512, 7)
+""",
+}
+MASKS_DEFECT_TESTS = {"test-padding-mask", "test-minimum-c", "test-masked-softmax", "test-attention-shapes"}
+
 CASES = {
     "01-attention": (ATTENTION_VARIANTS, ATTENTION_DEFECTS, ATTENTION_DEFECT_TESTS),
     "02-multi-head-attention": (MULTI_HEAD_VARIANTS, MULTI_HEAD_DEFECTS, MULTI_HEAD_DEFECT_TESTS),
+    "04-masks": (MASKS_VARIANTS, MASKS_DEFECTS, MASKS_DEFECT_TESTS),
 }
 
 
