@@ -56,7 +56,7 @@ def failing_visible_tests(notebook: dict) -> set[str]:
     """grade_ids of the test cells whose visible tests fail when the notebook's nbgrader cells run in order.
 
     Runs in this process, in a namespace of its own; cells without nbgrader metadata (the setup cell,
-    plots) are left out.
+    plots) are left out, and an answer cell that raises goes on to the next cell, as in the grader.
     """
     namespace: dict = {"__name__": "__notebook__"}
     failing = set()
@@ -68,9 +68,10 @@ def failing_visible_tests(notebook: dict) -> set[str]:
             try:
                 exec(compile("".join(cell["source"]), metadata["grade_id"], "exec"), namespace)
             except Exception:
-                if not metadata.get("grade"):
-                    raise
-                failing.add(metadata["grade_id"])
+                if not (metadata.get("grade") or metadata.get("solution")):
+                    raise  # a given cell: the notebook itself is broken
+                if metadata.get("grade"):
+                    failing.add(metadata["grade_id"])
     return failing
 
 
@@ -200,18 +201,12 @@ def output_projection_block(linear, head, num_heads):  # rows of the weight: the
 MULTI_HEAD_DEFECT_TESTS = {"test-split-heads", "test-output-projection-block"}
 
 
-def _multi_head_with(old: str, new: str) -> str:
-    source = solution_answers("02-multi-head-attention")["multi-head-attention"]
+def _solution_with(assignment: str, grade_id: str, old: str, new: str) -> str:
+    """The solution's answer cell ``grade_id`` with ``old`` replaced by ``new``."""
+    source = solution_answers(assignment)[grade_id]
     assert old in source, old
     return source.replace(old, new)
 
-
-# Defects of MultiHeadAttention that the old tests (identity weights, key = value) passed.
-MULTI_HEAD_ATTENTION_DEFECTS = {
-    "skips w_o": ("return self.w_o(merge_heads(heads))", "return merge_heads(heads)"),
-    "projects values with w_k": ("v = split_heads(self.w_v(value)", "v = split_heads(self.w_k(value)"),
-    "swaps key and value": ("k = split_heads(self.w_k(key)", "k = split_heads(self.w_k(value)"),
-}
 
 # ----------------------------------------------------------------------------- assignment 4
 
@@ -290,10 +285,75 @@ example_shapes = attention_shapes(32, 8, 20, 25, 512, 7)
 }
 MASKS_DEFECT_TESTS = {"test-padding-mask", "test-minimum-c", "test-masked-softmax", "test-attention-shapes"}
 
+# ----------------------------------------------------------------------------- assignment 5
+
+RESIDUALS_VARIANTS = {
+    "layer-norm": """
+def layer_norm(x, weight, bias, eps=1e-5):
+    centred = x - x.mean(dim=-1, keepdim=True)
+    return centred * torch.rsqrt(x.var(dim=-1, unbiased=False, keepdim=True) + eps) * weight + bias
+""",
+    "batch-norm": """
+def batch_norm(x, eps=1e-5):
+    rows = x.view(-1, x.shape[-1])
+    return (x - rows.mean(dim=0)) * torch.rsqrt(rows.var(dim=0, unbiased=False) + eps)
+""",
+    "positionwise-feed-forward": """
+class PositionwiseFeedForward(nn.Module):
+    def __init__(self, d_model, d_ff, dropout=0.0):
+        super().__init__()
+        self.w_1, self.w_2, self.p = nn.Linear(d_model, d_ff), nn.Linear(d_ff, d_model), dropout
+
+    def forward(self, x):
+        hidden = nn.functional.relu(self.w_1(x))
+        return self.w_2(nn.functional.dropout(hidden, self.p, self.training))
+""",
+    "sublayer-connection": """
+class SublayerConnection(nn.Module):
+    def __init__(self, d_model, dropout=0.0, norm_first=False):
+        super().__init__()
+        self.norm, self.dropout, self.norm_first = LayerNorm(d_model), nn.Dropout(dropout), norm_first
+
+    def forward(self, x, sublayer):
+        branch = sublayer(self.norm(x) if self.norm_first else x)
+        total = torch.add(x, self.dropout(branch))
+        return total if self.norm_first else self.norm(total)
+""",
+    "input-gradient": """
+def input_gradient(weights, output_gradient, residual=True):  # autograd instead of the Jacobians by hand
+    x = torch.zeros_like(output_gradient, requires_grad=True)
+    h = x
+    for weight in weights:
+        h = h + weight @ h if residual else weight @ h
+    (h * output_gradient).sum().backward()
+    return x.grad
+""",
+}
+
+# Pre-LN without its norm shows that EncoderLayer and the bonus ratios, graded with the reference sublayer or
+# against the learner's own numbers, keep their points.
+RESIDUALS_DEFECTS = {
+    "sublayer-connection": _solution_with(
+        "05-residuals-layernorm",
+        "sublayer-connection",
+        "return x + self.dropout(sublayer(self.norm(x)))  # Pre-LN",
+        "return x + self.dropout(sublayer(x))  # Pre-LN without its norm",
+    ),
+    "positionwise-feed-forward": _solution_with(
+        "05-residuals-layernorm",
+        "positionwise-feed-forward",
+        "return self.w_2(self.dropout(torch.relu(self.w_1(x))))",
+        "return self.dropout(self.w_2(torch.relu(self.w_1(x))))  # dropout on the output",
+    ),
+}
+RESIDUALS_DEFECT_TESTS = {"test-sublayer-connection", "test-positionwise-feed-forward"}
+
+
 CASES = {
     "01-attention": (ATTENTION_VARIANTS, ATTENTION_DEFECTS, ATTENTION_DEFECT_TESTS),
     "02-multi-head-attention": (MULTI_HEAD_VARIANTS, MULTI_HEAD_DEFECTS, MULTI_HEAD_DEFECT_TESTS),
     "04-masks": (MASKS_VARIANTS, MASKS_DEFECTS, MASKS_DEFECT_TESTS),
+    "05-residuals-layernorm": (RESIDUALS_VARIANTS, RESIDUALS_DEFECTS, RESIDUALS_DEFECT_TESTS),
 }
 
 
@@ -354,12 +414,50 @@ def test_the_visible_tests_pass_the_solution_and_the_variants(assignment):
     assert failing == set(), f"{assignment}: the variants fail the visible tests {sorted(failing)}"
 
 
-@pytest.mark.parametrize("defect", sorted(MULTI_HEAD_ATTENTION_DEFECTS))
-def test_the_visible_test_of_multi_head_attention_catches(defect):
-    old, new = MULTI_HEAD_ATTENTION_DEFECTS[defect]
-    answers = {**solution_answers("02-multi-head-attention"), "multi-head-attention": _multi_head_with(old, new)}
-    failing = failing_visible_tests(with_answers(exercise_notebook("02-multi-head-attention"), answers))
-    assert failing == {"test-multi-head-attention"}, (
-        f"a MultiHeadAttention that {defect}: the failing visible tests are {sorted(failing)}, "
-        "expected test-multi-head-attention alone"
-    )
+# Defects that share an answer cell with one of the graded defects: each is checked against the visible tests alone.
+# (assignment, answer cell, text replaced, replacement, the test cell that must fail)
+VISIBLE_DEFECTS = {
+    "MultiHeadAttention skips w_o": (
+        "02-multi-head-attention",
+        "multi-head-attention",
+        "return self.w_o(merge_heads(heads))",
+        "return merge_heads(heads)",
+        "test-multi-head-attention",
+    ),
+    "MultiHeadAttention projects values with w_k": (
+        "02-multi-head-attention",
+        "multi-head-attention",
+        "v = split_heads(self.w_v(value)",
+        "v = split_heads(self.w_k(value)",
+        "test-multi-head-attention",
+    ),
+    "MultiHeadAttention swaps key and value": (
+        "02-multi-head-attention",
+        "multi-head-attention",
+        "k = split_heads(self.w_k(key)",
+        "k = split_heads(self.w_k(value)",
+        "test-multi-head-attention",
+    ),
+    "Post-LN drops out the residual sum": (
+        "05-residuals-layernorm",
+        "sublayer-connection",
+        "return self.norm(x + self.dropout(sublayer(x)))  # Post-LN",
+        "return self.norm(self.dropout(x + sublayer(x)))",
+        "test-sublayer-connection",
+    ),
+    "Pre-LN drops out the residual sum": (
+        "05-residuals-layernorm",
+        "sublayer-connection",
+        "return x + self.dropout(sublayer(self.norm(x)))  # Pre-LN",
+        "return self.dropout(x + sublayer(self.norm(x)))",
+        "test-sublayer-connection",
+    ),
+}
+
+
+@pytest.mark.parametrize("defect", sorted(VISIBLE_DEFECTS))
+def test_the_visible_tests_catch(defect):
+    assignment, grade_id, old, new, test_cell = VISIBLE_DEFECTS[defect]
+    answers = {**solution_answers(assignment), grade_id: _solution_with(assignment, grade_id, old, new)}
+    failing = failing_visible_tests(with_answers(exercise_notebook(assignment), answers))
+    assert failing == {test_cell}, f"{defect}: the failing visible tests are {sorted(failing)}, expected {test_cell}"
