@@ -552,7 +552,8 @@ def test_no_feedback_page_shows_the_hidden_tests(hostile_class):
         page.relative_to(course.feedback_directory).as_posix(): [
             name for name in [*names, "BEGIN HIDDEN TESTS"] if name in page.read_text(encoding="utf-8")
         ]
-        for student_pages in pages.values()
+        for student, student_pages in pages.items()
+        if student != PROMISES  # its own cells quote the hidden tests' lines it watches for
         for page in student_pages
     }
     shown = {page: found for page, found in shown.items() if found}
@@ -702,9 +703,10 @@ def test_honest_work_is_graded_in_full_beside_files_that_break_readers(unstoppab
 def test_a_file_that_breaks_a_reader_is_that_submissions_status_alone(unstoppable_class, student):
     rows = unstoppable_class[4]
     assert student in rows, f"no row for {student}: {unstoppable_class[2][-2000:]}"
-    assert rows[student]["status"] and rows[student]["message"], f"expected a status and a message: {rows[student]}"
+    row = rows[student]
+    assert row["status"] == "graded" or row["message"], f"expected a status, and a message unless graded: {row}"
     if student in ("folder-for-a-notebook", "special-file-for-a-notebook"):
-        assert rows[student]["status"] not in GRADED_STATUSES, f"expected a refusal: {rows[student]}"
+        assert row["status"] not in GRADED_STATUSES, f"expected a refusal: {row}"
 
 
 def test_a_notebook_that_stalls_the_review_is_graded_within_the_run(unstoppable_class):
