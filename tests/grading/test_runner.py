@@ -16,7 +16,10 @@ pytestmark = pytest.mark.grading
 
 def _fake_runner(answer_code: str, grace_seconds: float = 5) -> Runner:
     """A runner whose answer to the first request is whatever ``answer_code`` prints."""
-    script = f"import sys, json\nsys.stdin.readline()\n{answer_code}\nsys.stdout.flush()\nimport time\ntime.sleep(60)\n"
+    script = (
+        "import sys, json\nrequest = json.loads(sys.stdin.readline())\n"
+        f"{answer_code}\nsys.stdout.flush()\nimport time\ntime.sleep(60)\n"
+    )
     process = subprocess.Popen(
         [sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )
@@ -33,7 +36,7 @@ def runners():
 
 
 def _answer(outputs) -> str:
-    return f"print(json.dumps({{'id': 1, 'outputs': {outputs!r}, 'execution_count': 1, 'problem': None}}))"
+    return f"print(json.dumps({{'id': request['id'], 'outputs': {outputs!r}, 'execution_count': 1, 'problem': None}}))"
 
 
 def test_plain_text_and_images_are_kept_and_html_is_dropped(runners):
@@ -83,7 +86,8 @@ def test_image_data_that_is_not_base64_is_dropped(runners):
 
 
 def test_answers_to_other_requests_are_ignored(runners):
-    forged = "print(json.dumps({'id': 99, 'outputs': [], 'execution_count': 1, 'problem': 'timeout'}))"
+    # The kernel can write to the runner's pipe; it cannot know the request's random id.
+    forged = "for i in range(100): print(json.dumps({'id': i, 'outputs': [], 'problem': 'timeout'}))"
     reply = runners(forged + "\n" + _answer([{"output_type": "stream", "name": "stdout", "text": "real\n"}])).execute(
         "x", timeout=5, output_limit=10_000
     )
@@ -93,16 +97,15 @@ def test_answers_to_other_requests_are_ignored(runners):
 def test_a_cell_answer_far_beyond_its_output_budget_breaks_the_protocol(runners):
     # The kernel shares the runner's sandbox and can write to its pipe: the grader reads no more than
     # a cell's budget asks for, whatever arrives.
-    answer = (
-        "print(json.dumps({'id': 1, 'outputs': [{'output_type': 'stream', 'name': 'stdout', 'text': 'y' * 200_000}]}))"
-    )
+    output = "{'output_type': 'stream', 'name': 'stdout', 'text': 'y' * 200_000}"
+    answer = f"print(json.dumps({{'id': request['id'], 'outputs': [{output}]}}))"
     reply = runners(answer).execute("x", timeout=5, output_limit=10_000)
     assert reply.problem == "broken", f"expected 'broken', got {reply.problem!r}"
 
 
 def test_thousands_of_outputs_are_kept_as_outputs_up_to_the_cap(runners):
     outputs = "[{'output_type': 'display_data', 'data': {'text/plain': str(i)}} for i in range(6000)]"
-    reply = runners(f"print(json.dumps({{'id': 1, 'outputs': {outputs}, 'execution_count': 1}}))").execute(
+    reply = runners(f"print(json.dumps({{'id': request['id'], 'outputs': {outputs}, 'execution_count': 1}}))").execute(
         "x", timeout=5, output_limit=2**20
     )
     assert reply.problem is None, reply.problem

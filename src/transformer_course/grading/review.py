@@ -30,7 +30,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 MAX_REVIEWED_BYTES = 256 * 2**10  # of learner code per submission: the course's answers are a few kB
-REVIEW_SECONDS = 30  # per submission
+REVIEW_SECONDS = 120  # per submission: generous, since a busy grading machine slows the review's start
 
 # Names under which notebooks import libraries: an attribute reached through one of them is the library's.
 LIBRARY_ALIASES = {

@@ -3,10 +3,10 @@
     python -m transformer_course.grading.runner
 
 It starts a kernel with nbclient (as nbgrader does) and then reads one JSON request per line on
-standard input, ``{"id": 7, "code": "...", "timeout": seconds}``, executes the code as a cell, and answers one
+standard input, ``{"id": "5f1c…", "code": "...", "timeout": seconds}``, executes the code as a cell, and answers one
 JSON line on standard output::
 
-    {"id": 7, "outputs": [...], "execution_count": 3, "problem": null}      # or "timeout", "kernel_died"
+    {"id": "5f1c…", "outputs": [...], "execution_count": 3, "problem": null}   # or "timeout", "kernel_died"
 
 A cell that runs past its timeout is interrupted (its answer says ``"timeout"``) and the
 kernel goes on; once the kernel has died every later request is answered ``kernel_died``.
@@ -14,8 +14,9 @@ kernel goes on; once the kernel has died every later request is answered ``kerne
 :class:`Runner` is the grader's end of the pipe. The grader trusts nothing the runner says (the
 kernel shares its sandbox and can write to its pipes): it holds at most one unread answer, reads
 at most a few times the output budget it asked for (:data:`MAX_LINE` for a hidden test's data),
-drops answers to other requests, waits at most the timeout it asked for (plus a grace period) and
-keeps only plain text and images of what the cells printed, cut to the output budgets.
+drops answers that do not carry the random id of the request it made, waits at most the timeout
+it asked for (plus a grace period) and keeps only plain text and images of what the cells printed,
+cut to the output budgets.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import binascii
 import json
 import os
 import queue
+import secrets
 import subprocess
 import sys
 import threading
@@ -122,7 +124,6 @@ class Runner:
         # arrives that the grader did not ask for: unasked-for lines wait in the pipe.
         self._permits: queue.Queue = queue.Queue()
         self._lines: queue.Queue = queue.Queue()
-        self._requests = 0
         self._stderr: list[bytes] = []
         threading.Thread(target=self._read_answers, daemon=True).start()
         threading.Thread(target=self._read_stderr, daemon=True).start()
@@ -132,13 +133,14 @@ class Runner:
 
         Outputs are cut to ``output_limit`` bytes; hidden-test answers are kept only if ``answers``.
         """
-        self._requests += 1
+        # A fresh random id per request: the kernel, which can write to this pipe, cannot guess the next one.
+        request_id = secrets.token_hex(16)
         # JSON can take up to six bytes for one character of output, plus the outputs' own fields.
         line_limit = MAX_LINE if answers else 6 * output_limit + 2**16
         try:
             request = json.dumps(
                 {
-                    "id": self._requests,
+                    "id": request_id,
                     "code": code,
                     "timeout": max(1, int(timeout)),
                     "output_limit": output_limit,
@@ -162,7 +164,7 @@ class Runner:
                 return Reply(problem="broken")
             try:
                 answer = json.loads(line)
-                if type(answer) is not dict or answer.get("id") != self._requests:
+                if type(answer) is not dict or answer.get("id") != request_id:
                     continue  # not the answer to this request: written by something else in the sandbox
                 outputs = [_sanitised(output, answers) for output in capped(answer["outputs"])]
                 outputs = [nbformat.from_dict(output) for output in trimmed(outputs, output_limit)]
