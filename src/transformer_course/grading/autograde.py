@@ -150,9 +150,26 @@ def autograde(
         check_bubblewrap()
     limits = limits or GradingLimits()
     db_url = db_url or course.default_db_url
+    results = _grade_class(course, assignment, submissions, jobs, limits, db_url, sandbox)
+    finish_feedback_pages(course, assignment, results, GRADED_STATUSES, db_url)
+    _add_scores(results, db_url, course.course_id, assignment)
+    if out is not None:
+        write_csv(results, Path(out))
+    return results
+
+
+def _grade_class(
+    course: Course,
+    assignment: str,
+    submissions: Path,
+    jobs: int | None,
+    limits: GradingLimits,
+    db_url: str,
+    sandbox: bool,
+) -> list[SubmissionResult]:
+    """The self-test, then intake and grading of every student folder (steps 2 to 4 of the module docstring)."""
     students = student_folders(submissions)
     cgroup_prefix = f"transformer-course-{uuid.uuid4().hex[:8]}"
-
     with tempfile.TemporaryDirectory(prefix="autograde-") as scratch:
         package = course.redacted_package(assignment, Path(scratch) / "package")
         settings = _GradingSettings(limits, _with_busy_timeout(db_url), package, cgroup_prefix, sandbox)
@@ -171,11 +188,6 @@ def autograde(
     if starts.stopped is not None:
         _forget(results, db_url, course.course_id, assignment)
         raise GradingStopped(starts.stopped)
-
-    finish_feedback_pages(course, assignment, results, GRADED_STATUSES, db_url)
-    _add_scores(results, db_url, course.course_id, assignment)
-    if out is not None:
-        write_csv(results, Path(out))
     return results
 
 
