@@ -461,3 +461,60 @@ def test_the_visible_tests_catch(defect):
     answers = {**solution_answers(assignment), grade_id: _solution_with(assignment, grade_id, old, new)}
     failing = failing_visible_tests(with_answers(exercise_notebook(assignment), answers))
     assert failing == {test_cell}, f"{defect}: the failing visible tests are {sorted(failing)}, expected {test_cell}"
+
+
+# ----------------------------------------------------------------------------- assignment 7
+
+FINAL_PROJECT = "07-final-project"
+# Part 8 decoded into empty strings: today's exact-match floor and empty-hypothesis check refuse it; every
+# other part is the solution's, so the submission loses part 8's points only.
+EMPTY_HYPOTHESES = _solution_with(
+    FINAL_PROJECT,
+    "train-and-evaluate",
+    "hypotheses += [task.target_tokenizer.decode(row) for row in output.tolist()]",
+    'hypotheses += ["" for row in output.tolist()]  # never decoded',
+)
+
+
+def test_final_project_part_8_with_empty_hypotheses_fails_its_visible_test():
+    """Part 8's visible test, run on what the defective cell leaves behind: a trained model, a falling curve,
+    the right references and empty hypotheses (training is not run: only the test cell's reading matters)."""
+    from transformer_course.data import numbers_task
+
+    exercise = exercise_notebook(FINAL_PROJECT)
+    cells = {_nbgrader(cell).get("grade_id"): "".join(cell["source"]) for cell in exercise["cells"]}
+    namespace: dict = {"__name__": "__notebook__"}
+    with torch.random.fork_rng(devices=[]), contextlib.redirect_stdout(io.StringIO()):
+        exec(compile(cells["imports"], "imports", "exec"), namespace)
+        exec(compile(solution_answers(FINAL_PROJECT)["encoder-decoder"], "encoder-decoder", "exec"), namespace)
+        test_pairs = numbers_task(seed=0, train_size=1_000).splits["test"][:300]
+        namespace.update(
+            GRADING=True,  # the floor and the empty check read the graded run
+            TASK="numbers",
+            model=namespace["EncoderDecoder"](11, 13, d_model=16, num_heads=2, num_layers=1, d_ff=32),
+            history=[{"step": 10, "loss": 3.2}, {"step": 250, "loss": 1.0}],
+            test_pairs=test_pairs,
+            references=[reference for _, reference in test_pairs],
+            hypotheses=[""] * len(test_pairs),
+            test_exact_match=0.0,
+        )
+        with pytest.raises(AssertionError, match="empty"):
+            exec(compile(cells["test-train-and-evaluate"], "test-train-and-evaluate", "exec"), namespace)
+        # The same test with right hypotheses passes: it fails on the emptiness, not on the setup.
+        namespace.update(hypotheses=list(namespace["references"]), test_exact_match=100.0)
+        exec(compile(cells["test-train-and-evaluate"], "test-train-and-evaluate", "exec"), namespace)
+
+
+def test_final_project_part_8_with_empty_hypotheses_loses_part_8s_points_only(course, tmp_path):
+    """One autograde run (about a minute: the graded run trains 250 updates): the hidden exact-match floor and the
+    visible test both refuse empty hypotheses, and nothing else is lost."""
+    solution = solution_notebook(FINAL_PROJECT)
+    submissions = write_submissions(
+        tmp_path, FINAL_PROJECT, {"empty": with_answers(solution, {"train-and-evaluate": EMPTY_HYPOTHESES})}
+    )
+    result = grade(course, FINAL_PROJECT, submissions, limits=CLASS_LIMITS)["empty"]
+    expected = full_marks(FINAL_PROJECT) - points_of(solution, {"test-train-and-evaluate"})
+    assert result.status == "graded", result.message
+    assert result.score == expected, (
+        f"empty hypotheses scored {result.score}, expected {expected}: full marks less part 8's points only"
+    )
