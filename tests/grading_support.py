@@ -15,7 +15,7 @@ REPOSITORY = Path(__file__).resolve().parents[1]
 
 # Limits small enough that broken submissions fail fast in tests.
 TEST_LIMITS = GradingLimits(cell_timeout=10, submission_timeout=300, memory_limit_mb=3072)
-# Whole assignments are graded with the real limit per cell: the final project trains for about 30 s.
+# Whole assignments are graded with the real limit per cell: the final project trains a fixed 250 updates in it.
 CLASS_LIMITS = GradingLimits(cell_timeout=GradingLimits.cell_timeout, submission_timeout=300, memory_limit_mb=3072)
 
 
