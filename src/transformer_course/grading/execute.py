@@ -38,6 +38,7 @@ import zlib
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
+import nbformat
 import torch
 from nbformat import NotebookNode
 from nbformat.v4 import new_notebook, new_output
@@ -80,8 +81,15 @@ class Session:
         reply = self.runner.execute("pass", KERNEL_START_SECONDS, 2**12, answers=False)
         if reply.problem is None:
             return None
-        detail = self.runner.stderr_tail().strip().splitlines()[-1:] if self.runner.process.poll() is not None else []
-        return f"{reply.problem.replace('_', ' ')}" + (f": {detail[0][:300]}" if detail else "")
+        detail = self._last_words()
+        return reply.problem.replace("_", " ") + (f": {detail}" if detail else "")
+
+    def _last_words(self) -> str:
+        """The last line the runner wrote to standard error, once it has ended (why the kernel was lost)."""
+        if self.runner.process.poll() is None:
+            return ""
+        lines = self.runner.stderr_tail().strip().splitlines()
+        return lines[-1][:300] if lines else ""
 
     def run_cell(self, cell: NotebookNode, code: str, label: str) -> bool:
         """Execute ``code`` for ``cell``, putting its outputs there. Returns True if it ran without an error."""
@@ -145,13 +153,11 @@ class Session:
                 MEMORY_LIMIT, f"the kernel was killed: the notebook's processes used more than {limit} together"
             )
         if reply.problem == "kernel_died":
-            detail = (
-                self.runner.stderr_tail().strip().splitlines()[-1:] if self.runner.process.poll() is not None else []
-            )
+            detail = self._last_words()
             return _error(
                 KERNEL_DIED,
                 "the kernel died while this cell ran (exit(), a crash or the memory limit)"
-                + (f"; {detail[0][:300]}" if detail else ""),
+                + (f"; {detail}" if detail else ""),
             )
         if reply.problem == "no_answer":
             return _error(KERNEL_UNRESPONSIVE, "the kernel stopped responding while this cell ran")
@@ -306,7 +312,7 @@ def self_test(package_directory: Path, limits: GradingLimits, sandbox: bool, scr
     """
     scratch.mkdir(parents=True, exist_ok=True)
     notebook = scratch / "self-test.ipynb"
-    notebook.write_text(json.dumps(new_notebook_dict()), encoding="utf-8")
+    nbformat.write(new_notebook(), notebook)
     spec = SandboxSpec(package_directory, notebook, (), (), limits, sandbox)
     try:
         with started(runner_launch(spec, scratch), limits) as session:
@@ -331,11 +337,6 @@ def self_test(package_directory: Path, limits: GradingLimits, sandbox: bool, scr
             else "and that a Jupyter kernel starts (python -m ipykernel_launcher)"
         )
     )
-
-
-def new_notebook_dict() -> dict:
-    """An empty notebook, as a plain dict."""
-    return json.loads(json.dumps(new_notebook()))
 
 
 def run_hidden_tests(code: str, name: str, learner: Learner) -> NotebookNode | None:

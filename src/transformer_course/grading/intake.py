@@ -161,7 +161,7 @@ def _nbgrader_metadata(value) -> dict | None:
 
 def read_timestamp(path: Path) -> str | None:
     """The submission time in nbgrader's ``timestamp.txt``, if there is one that can be a time stamp."""
-    if _kind(path) != "a regular file":
+    if _kind(path) == "missing":
         return None
     try:
         text = read_regular_file(path, MAX_TIMESTAMP_BYTES).decode("utf-8").strip()
