@@ -2,12 +2,15 @@
 again only when asked to or when the directory holds another plan's run."""
 
 import shutil
+from pathlib import Path
 
 import pytest
 import torch
 
-from transformer_course.training import BookRunPlan, ModelConfig, book_numbers_run, train
-from transformer_course.training import book_run as book_run_module
+import transformer_course
+from transformer_course.book_programs import BookRunPlan, book_numbers_run
+from transformer_course.book_programs import book_run as book_run_module
+from transformer_course.training import ModelConfig, train
 
 # A plan of the same shape as the book's, small enough for a unit test: the copy task instead of the
 # numbers, and validations that decode a few examples only.
@@ -96,3 +99,36 @@ def test_a_directory_holding_another_plans_run_is_trained_afresh(run_directory, 
     )
     run = book_numbers_run(directory, plan=other)
     assert trained and run.steps == other.steps
+
+
+def _imported_modules(path) -> set[str]:
+    """The modules ``path`` imports, made absolute: ``..book_programs`` in ``training/x.py`` is
+    ``transformer_course.book_programs``."""
+    import ast
+
+    package = ["transformer_course", *path.parent.relative_to(PACKAGE).parts]
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = package[: len(package) - node.level + 1] if node.level else []
+            module = ".".join([*base, *([node.module] if node.module else [])])
+            names.update([module, *(f"{module}.{alias.name}" for alias in node.names)])
+    return names
+
+
+PACKAGE = Path(transformer_course.__file__).parent
+MODEL_FLOOR = ["attention", "multi_head_attention", "positional_encoding", "masks", "sublayers", "feed_forward"]
+MODEL_FLOOR += ["embeddings", "encoder", "decoder", "model", "device", "decoding", "metrics", "special_tokens"]
+
+
+def test_neither_training_nor_the_model_imports_the_books_programs():
+    below = [*sorted((PACKAGE / "training").glob("*.py")), *(PACKAGE / f"{name}.py" for name in MODEL_FLOOR)]
+    below += sorted((PACKAGE / "data").glob("*.py"))
+    reaching_up = {
+        str(path.relative_to(PACKAGE)): sorted(name for name in _imported_modules(path) if "book_programs" in name)
+        for path in below
+    }
+    assert {path: names for path, names in reaching_up.items() if names} == {}
+    assert "transformer_course.book_programs" in _imported_modules(PACKAGE / "cli.py")  # the check sees imports

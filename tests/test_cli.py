@@ -247,8 +247,8 @@ def trained_run(tmp_path_factory):
 
 @pytest.mark.parametrize("command", DEVICE_COMMANDS)
 def test_every_command_runs_with_device_auto(command, trained_run, tmp_path, capsys, monkeypatch):
+    from transformer_course.book_programs import variations
     from transformer_course.data import copy_task
-    from transformer_course.training import variations
 
     tiny_copy = copy_task(seed=0, vocabulary_size=6, max_length=6, train_size=100, validation_size=10, test_size=10)
     monkeypatch.setattr(variations, "load_task", lambda name, seed: tiny_copy)

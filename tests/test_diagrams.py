@@ -12,7 +12,7 @@ import pytest
 from matplotlib.colors import to_hex
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 
-from transformer_course.diagrams import (
+from transformer_course.book_programs.diagrams import (
     EXAMPLE,
     HIGHLIGHT,
     PARTS,

@@ -1,4 +1,4 @@
-"""Specification of the book's attention heat map (transformer_course.plots)."""
+"""Specification of the book's attention heat map (transformer_course.book_programs.plots)."""
 
 import matplotlib
 
@@ -8,7 +8,7 @@ import matplotlib.pyplot as plt
 import pytest
 import torch
 
-from transformer_course.plots import attention_heatmap
+from transformer_course.book_programs.plots import attention_heatmap
 
 
 @pytest.fixture(autouse=True)

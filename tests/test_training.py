@@ -8,6 +8,7 @@ import torch
 import torch.nn.functional as F
 from torch.optim.optimizer import register_optimizer_step_post_hook
 
+from transformer_course.book_programs.record import write_record
 from transformer_course.data import copy_task
 from transformer_course.training import (
     LabelSmoothingLoss,
@@ -29,7 +30,6 @@ from transformer_course.training import (
 from transformer_course.training import checkpoint as checkpoint_module
 from transformer_course.training import loop as training_loop
 from transformer_course.training.distributed import ProcessGroup
-from transformer_course.training.record import write_record
 
 TINY = ModelConfig(d_model=16, num_heads=2, num_layers=1, d_ff=32, dropout=0.1)
 

@@ -5,10 +5,11 @@ import statistics
 
 import pytest
 
+from transformer_course.book_programs import variations
+from transformer_course.book_programs.variations import Variant, run_variations, variants_of_rows
 from transformer_course.cli import main
 from transformer_course.data import copy_task
-from transformer_course.training import ModelConfig, variations
-from transformer_course.training.variations import Variant, run_variations, variants_of_rows
+from transformer_course.training import ModelConfig
 
 TINY_MODEL = ModelConfig(d_model=16, num_heads=2, num_layers=1, d_ff=32)
 TINY_TRAINING = {"max_tokens": 64, "warmup_steps": 5, "label_smoothing": 0.1}

@@ -17,9 +17,10 @@ One module per idea of the paper:
 ``metrics``               BLEU (sacreBLEU) and exact match
 ``data``                  the final project's tasks, tokenizers and bucketed batches
 ``training``              label smoothing, the warmup schedule, the training loop (§5)
+``book_programs``         the book's own programs on top: its numbers run, records, Table 3, figures
 ========================  ==========================================================
 
-``data``, ``training``, ``decoding`` and ``metrics`` are imported on their own
+``data``, ``training``, ``book_programs``, ``decoding`` and ``metrics`` are imported on their own
 (``from transformer_course.training import train``), so that the model needs nothing but torch.
 """
 

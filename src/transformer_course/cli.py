@@ -19,10 +19,10 @@ import argparse
 import sys
 
 from . import __version__
+from .book_programs import commands as book_commands
 from .data.download import DownloadError
 from .grading import commands as grading_commands
 from .training import commands as training_commands
-from .training import variations
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -31,7 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
     subcommands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     grading_commands.register(subcommands)
     training_commands.register(subcommands)
-    variations.register(subcommands)
+    book_commands.register(subcommands)
     return parser
 
 

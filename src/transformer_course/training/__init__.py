@@ -22,13 +22,13 @@ training loop with checkpoints, resumption, mixed precision and several processe
 ``evaluation``         :func:`evaluate`: decode a split and score it
 ``plots``              the learning curves
 ``commands``           the ``train`` and ``evaluate`` commands
-``variations``         the paper's Table 3 at small scale, several seeds per variant (``variations`` command)
-``book_run``           the book's numbers model: trained by chapter 8, loaded by chapter 9
 ``resumable``          the final project's scaffolding around the learner's own loop: progress, checkpoints, AMP
 =====================  ==============================================================
+
+The book's own programs (its numbers run, records, the Table 3 study) are built on this library in
+:mod:`transformer_course.book_programs`; nothing here imports them.
 """
 
-from .book_run import BOOK_RUN_DIRECTORY, BookRun, BookRunPlan, book_numbers_run
 from .checkpoint import load_checkpoint, load_trained_model, save_checkpoint
 from .config import CPU_RECIPES, RECIPES, ModelConfig, Recipe, TrainingConfig, recipe_for
 from .evaluation import evaluate, teacher_forced_loss
@@ -40,10 +40,6 @@ from .run_state import RunState, SavedRun
 from .schedule import transformer_learning_rate, transformer_optimizer, warmup_scheduler
 
 __all__ = [
-    "BOOK_RUN_DIRECTORY",
-    "BookRun",
-    "BookRunPlan",
-    "book_numbers_run",
     "LabelSmoothingLoss",
     "ModelConfig",
     "CPU_RECIPES",

@@ -50,7 +50,6 @@ def register(subcommands: argparse._SubParsersAction) -> None:
     """Add this group's commands to the ``transformer-course`` parser."""
     _register_train(subcommands)
     _register_evaluate(subcommands)
-    _register_record(subcommands)
 
 
 def _register_train(subcommands: argparse._SubParsersAction) -> None:
@@ -162,24 +161,6 @@ def _register_evaluate(subcommands: argparse._SubParsersAction) -> None:
     parser.set_defaults(run=run_evaluate)
 
 
-def _register_record(subcommands: argparse._SubParsersAction) -> None:
-    parser = subcommands.add_parser(
-        "record", help="write a small JSON record of a trained run: settings, curves, test scores, examples, attention"
-    )
-    parser.add_argument("checkpoint", help="a checkpoint.pt written by train (or its directory)")
-    parser.add_argument("--out", required=True, help="the JSON file to write (e.g. book/records/multi30k-cpu.json)")
-    parser.add_argument(
-        "--beam", type=int, default=4, help="beam size of the beam-search scores (default: %(default)s)"
-    )
-    parser.add_argument(
-        "--alpha", type=float, default=0.6, help="length penalty exponent (default: %(default)s, the paper's)"
-    )
-    parser.add_argument("--examples", type=int, default=12, help="test sentences to keep with their translations")
-    parser.add_argument("--device", type=device_option, default=None, help="auto (default), cpu, cuda …")
-    parser.add_argument("--threads", type=int, default=None, help="CPU threads for PyTorch")
-    parser.set_defaults(run=run_record)
-
-
 def _train_description() -> str:
     return (
         "Train until --minutes or --max-steps is spent, validating and checkpointing on the way. "
@@ -187,13 +168,13 @@ def _train_description() -> str:
     )
 
 
-def _set_threads(arguments: argparse.Namespace) -> None:
+def set_threads(arguments: argparse.Namespace) -> None:
     if arguments.threads is not None:
         torch.set_num_threads(arguments.threads)
 
 
 def run_train(arguments: argparse.Namespace) -> int:
-    _set_threads(arguments)
+    set_threads(arguments)
     saved, task, model_config, training_config = _resolve_settings(arguments)
     started = time.monotonic()
     try:
@@ -208,10 +189,10 @@ def run_train(arguments: argparse.Namespace) -> int:
         )
     except NonFiniteLossError as error:
         print(f"error: {error}", file=sys.stderr)
-        _print_json({"task": task.name, "error": str(error)})
+        print_json({"task": task.name, "error": str(error)})
         return 1
     if int(os.environ.get("RANK", "0")) == 0:
-        _print_json(_results(task.name, result, time.monotonic() - started))
+        print_json(_results(task.name, result, time.monotonic() - started))
     return 0
 
 
@@ -283,7 +264,7 @@ def _given(arguments: argparse.Namespace, names: list[str]) -> dict:
 
 
 def run_evaluate(arguments: argparse.Namespace) -> int:
-    _set_threads(arguments)
+    set_threads(arguments)
     path = checkpoint_path(arguments.checkpoint)
     started = time.monotonic()
     model, task, state = load_trained_model(path, arguments.device)
@@ -291,23 +272,11 @@ def run_evaluate(arguments: argparse.Namespace) -> int:
         model, task, arguments.split, beam_size=arguments.beam, alpha=arguments.alpha, limit=arguments.limit
     )
     seconds = round(time.monotonic() - started, 1)
-    _print_json(
+    print_json(
         {"checkpoint": str(path), "task": task.name, "step": state["progress"]["step"], **scores, "seconds": seconds}
     )
     return 0
 
 
-def run_record(arguments: argparse.Namespace) -> int:
-    from .record import make_record, write_record
-
-    _set_threads(arguments)
-    record = make_record(
-        checkpoint_path(arguments.checkpoint), arguments.beam, arguments.alpha, arguments.examples, arguments.device
-    )
-    path = write_record(record, arguments.out)
-    _print_json({"record": str(path), "greedy": record["test"]["greedy"], "beam": record["test"]["beam"]})
-    return 0
-
-
-def _print_json(values: dict) -> None:
+def print_json(values: dict) -> None:
     print(json.dumps(values), flush=True)

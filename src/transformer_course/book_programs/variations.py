@@ -47,11 +47,11 @@ import torch
 
 from ..data import PAD_ID, TASKS, TranslationTask, load_task
 from ..device import describe_machine, device_option, resolve_device
+from ..training.config import ModelConfig, TrainingConfig
+from ..training.evaluation import evaluate, teacher_forced_loss
+from ..training.label_smoothing import LabelSmoothingLoss
+from ..training.loop import train
 from .book_run import BookRunPlan
-from .config import ModelConfig, TrainingConfig
-from .evaluation import evaluate, teacher_forced_loss
-from .label_smoothing import LabelSmoothingLoss
-from .loop import train
 from .record import write_record
 
 # ---- the variants, as data ----------------------------------------------------------------

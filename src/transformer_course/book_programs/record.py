@@ -21,8 +21,8 @@ from ..data import PAD_ID, bucketed_batches
 from ..decoding import translate
 from ..masks import padding_mask
 from ..model import recording_attention
-from .checkpoint import load_trained_model, write_atomically
-from .evaluation import evaluate
+from ..training.checkpoint import load_trained_model, write_atomically
+from ..training.evaluation import evaluate
 
 
 def make_record(

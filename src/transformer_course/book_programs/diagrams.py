@@ -1,6 +1,6 @@
 """The paper's Figures 1 and 2, drawn from the package, with the shapes of a real forward pass.
 
-    from transformer_course.diagrams import draw_figure_1, draw_figure_2
+    from transformer_course.book_programs.diagrams import draw_figure_1, draw_figure_2
     draw_figure_1(highlight={"attention"})      # the encoder-decoder, its attentions in colour
 
 Every box of Figure 1 is labelled with the shape of the tensor that the package's own
@@ -9,8 +9,6 @@ paper's base size (``d_model`` 512, 8 heads, 6 + 6 layers, ``d_ff`` 2048) over a
 the figure cannot drift from the code. Figure 2's shapes come the same way from
 :class:`~transformer_course.MultiHeadAttention`. Each chapter of the book draws the figure with its
 own part highlighted; the parts are the keys of :data:`PARTS`.
-
-Imported on its own, like :mod:`transformer_course.plots`: the package itself does not need matplotlib.
 """
 
 from __future__ import annotations
@@ -23,9 +21,9 @@ import torch
 from matplotlib.axes import Axes
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 
-from .masks import padding_mask
-from .model import Transformer
-from .multi_head_attention import MultiHeadAttention
+from ..masks import padding_mask
+from ..model import Transformer
+from ..multi_head_attention import MultiHeadAttention
 
 # What a chapter can highlight, and the boxes of Figure 1 each part colours.
 PARTS = {

@@ -1,6 +1,6 @@
 """The numbers model of the book: trained by chapter 8, decoded by chapter 9, from one place.
 
-    from transformer_course.training import book_numbers_run
+    from transformer_course.book_programs import book_numbers_run
 
     run = book_numbers_run(fresh=True)   # chapter 8: train it afresh (a few minutes on a CPU)
     run = book_numbers_run()             # chapter 9: load what chapter 8 saved, or train it the same way
@@ -29,10 +29,10 @@ from pathlib import Path
 from torch import nn
 
 from ..data import TranslationTask, load_task
-from .checkpoint import load_checkpoint, load_trained_model, save_checkpoint
-from .config import RECIPES, ModelConfig, TrainingConfig
-from .evaluation import evaluate
-from .loop import train
+from ..training.checkpoint import load_checkpoint, load_trained_model, save_checkpoint
+from ..training.config import RECIPES, ModelConfig, TrainingConfig
+from ..training.evaluation import evaluate
+from ..training.loop import train
 
 BOOK_RUN_DIRECTORY = Path("runs") / "book-numbers"
 BOOK_MODEL_NAME = "book-model.pt"

@@ -1,7 +1,6 @@
-"""Pictures of attention for the book and the exercises, drawn with matplotlib.
+"""Pictures of attention for the book, drawn with matplotlib.
 
-Imported on its own (``from transformer_course.plots import attention_heatmap``) so that the
-package itself does not need matplotlib.
+from transformer_course.book_programs.plots import attention_heatmap
 """
 
 from __future__ import annotations
