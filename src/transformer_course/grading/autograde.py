@@ -492,7 +492,9 @@ def _add_scores(results: list[SubmissionResult], db_url: str, course_id: str, as
 
 
 def write_csv(results: list[SubmissionResult], path: Path) -> None:
-    """Write one row of :data:`CSV_COLUMNS` per result; no text field can run as a spreadsheet formula."""
+    """Write ``path``: a header of :data:`CSV_COLUMNS` (``student_id, assignment, score, max_score, status,
+    message, review``, as README documents them) and one row per result. A text field that a spreadsheet
+    would read as a formula (see :func:`_spreadsheet_safe`) is written with a leading ``'``."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w", newline="", encoding="utf-8") as file:
         writer = csv.DictWriter(file, fieldnames=CSV_COLUMNS)

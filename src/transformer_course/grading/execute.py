@@ -201,9 +201,14 @@ def started(launch: Launch, limits: GradingLimits, cgroup_name: str | None = Non
 
 
 def execute_notebook(
-    notebook: NotebookNode, session: Session, judge: Callable[[NotebookNode, str], None] | None = None
+    notebook: NotebookNode, session: Session, judge: Callable[[NotebookNode, str], bool] | None = None
 ) -> None:
-    """Run every code cell of ``notebook`` in ``session``; ``judge(cell, code)`` may replace how a cell runs."""
+    """Run every code cell of ``notebook`` in ``session``, in order.
+
+    ``judge(cell, label)`` is asked first for each code cell (``label`` names it in messages, e.g.
+    ``"cell test-softmax"``): it returns True when it has run the cell itself (a test cell with hidden
+    tests, judged by the grader), False to leave the cell to ``session.run_cell``.
+    """
     for index, cell in enumerate(notebook.cells):
         if cell.cell_type != "code":
             continue

@@ -3,13 +3,18 @@
     python -m transformer_course.grading.runner
 
 It starts a kernel with nbclient (as nbgrader does) and then reads one JSON request per line on
-standard input, ``{"id": "5f1c…", "code": "...", "timeout": seconds}``, executes the code as a cell, and answers one
-JSON line on standard output::
+standard input, executes its code as a cell, and answers one JSON line on standard output::
 
+    {"id": "5f1c…", "code": "...", "timeout": 30, "output_limit": 100000, "store_history": true}
     {"id": "5f1c…", "outputs": [...], "execution_count": 3, "problem": null}   # or "timeout", "kernel_died"
 
-A cell that runs past its timeout is interrupted (its answer says ``"timeout"``) and the
-kernel goes on; once the kernel has died every later request is answered ``kernel_died``.
+``timeout`` is in seconds; ``output_limit`` (bytes, default ``MAX_LINE // 2``) is what the answer's
+outputs are cut to; ``store_history`` (default true) is false for a hidden test's question, which
+then takes no execution count and stays out of the kernel's ``In``/``Out`` history. A cell that runs
+past its timeout is interrupted (its answer says ``"timeout"``) and the kernel goes on; once the
+kernel has died every later request is answered ``kernel_died``. The grader's :class:`Reply` adds two
+problems of its own: ``"no_answer"`` (nothing came back within the timeout and the grace period) and
+``"broken"`` (the answer broke the protocol: too long, not JSON, or of the wrong shape).
 
 :class:`Runner` is the grader's end of the pipe. The grader trusts nothing the runner says (the
 kernel shares its sandbox and can write to its pipes): it holds at most one unread answer, reads

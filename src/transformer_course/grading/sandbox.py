@@ -17,8 +17,10 @@ Bubblewrap (``bwrap``, https://github.com/containers/bubblewrap) starts the runn
 Limits hold for the sandbox as a whole: memory across all its processes, the number of its
 processes (or threads) and the CPU time it may use (a quota of ``cpus`` cores) are set on a cgroup
 of its own (cgroup v1's memory, pids and cpu controllers, or cgroup v2), and every process is also
-refused more than the memory limit of address space. Where no cgroup can be made, the memory limit
-holds per process only, and autograde says so.
+refused more than the memory limit of address space (``prlimit --as``, where ``prlimit`` is
+installed). Where no cgroup can be made (not root and no delegated cgroup v2), only that per-process
+limit holds: the number of processes and the CPU quota are not limited. A run does not report it
+(:meth:`Cgroup.create` just returns None); README's "What grading guarantees" says so.
 
 Nothing of the grader's paths that can be avoided reaches the sandbox: the notebook and the data
 files are copied into the grader's scratch directory and mounted from there (the sandbox's
