@@ -208,6 +208,174 @@ def _solution_with(assignment: str, grade_id: str, old: str, new: str) -> str:
     return source.replace(old, new)
 
 
+# ----------------------------------------------------------------------------- assignment 3
+
+POSITIONAL = "03-positional-encoding"
+POSITIONAL_VARIANTS = {
+    "sinusoidal-positional-encoding": """
+def sinusoidal_positional_encoding(max_positions, d_model):  # float32 throughout, exp-log frequencies, interleaved
+    if min(max_positions, d_model) < 1:
+        raise ValueError(f"sizes must be positive, got {max_positions} and {d_model}")
+    frequencies = torch.exp(torch.arange(0, d_model, 2).float() * (-math.log(10000.0) / d_model))
+    angles = torch.outer(torch.arange(max_positions).float(), frequencies)
+    return torch.stack([angles.sin(), angles.cos()], dim=-1).flatten(1)[:, :d_model]
+""",
+    "positional-encoding-module": """
+class SinusoidalPositionalEncoding(nn.Module):
+    def __init__(self, d_model, max_positions=5000, dropout=0.0):
+        super().__init__()
+        self.register_buffer("encoding", sinusoidal_positional_encoding(max_positions, d_model), persistent=False)
+        self.p = dropout
+
+    def forward(self, x, start=0):
+        if start + x.shape[1] > len(self.encoding):
+            raise ValueError("the sequence runs past the table")
+        return nn.functional.dropout(x + self.encoding.narrow(0, start, x.shape[1]), self.p, self.training)
+""",
+    "equivariance-gap": """
+def equivariance_gap(encoder, x, permutation, positions=None):
+    shift = 0 if positions is None else positions
+    with torch.inference_mode():
+        moved_first = encoder(x.index_select(1, permutation) + shift)
+        moved_after = encoder(x + shift).index_select(1, permutation)
+    return float(torch.max(torch.abs(moved_first - moved_after)))
+""",
+    "pooled-score": """
+def pooled_score(encoder, sequence, direction, positions=None):
+    inputs = sequence if positions is None else sequence + positions
+    encoded = encoder(inputs.unsqueeze(0)).squeeze(0)
+    return torch.dot(encoded.sum(dim=0) / len(sequence), direction).item()
+""",
+    "relative-position-map": """
+def relative_position_map(offset, d_model):  # a loop over the pairs, angles in Python floats
+    if d_model % 2 == 1:
+        raise ValueError(f"odd d_model {d_model}")
+    matrix = torch.zeros(d_model, d_model)
+    for i in range(d_model // 2):
+        angle = offset / 10000 ** (2 * i / d_model)
+        c, s = math.cos(angle), math.sin(angle)
+        matrix[2 * i : 2 * i + 2, 2 * i : 2 * i + 2] = torch.tensor([[c, -s], [s, c]])
+    return matrix
+""",
+    "longest-wavelength": """
+longest_wavelength = 2 * math.pi / 10000 ** (-(1024 - 2) / 1024)
+""",
+    "root-mean-square": """
+def root_mean_square(x):
+    return (torch.linalg.vector_norm(x.double()) / math.sqrt(x.numel())).item()
+""",
+    "count-trainable-parameters": """
+def count_trainable_parameters(module):
+    return sum(parameter.numel() * parameter.requires_grad for parameter in module.parameters())
+""",
+    "shift-distance": """
+def shift_distance(offset, d_model):  # 2 - 2 cos x = 4 sin^2(x / 2)
+    return 2 * math.sqrt(sum(math.sin(offset * 10000 ** (-2 * i / d_model) / 2) ** 2 for i in range(d_model // 2)))
+""",
+}
+
+# The table defect (sine and cosine swapped) shows that the module, the gaps, the differences, the offset errors, the
+# sizes and the spreads, graded with the reference table or against the learner's own numbers, keep their points; the
+# equivariance_gap, pooled_score, relative_position_map and root_mean_square defects that the measurements made with
+# them keep theirs.
+POSITIONAL_DEFECTS = {
+    "sinusoidal-positional-encoding": _solution_with(
+        POSITIONAL,
+        "sinusoidal-positional-encoding",
+        "table[:, 0::2] = torch.sin(angle)\n    table[:, 1::2] = torch.cos(angle[:, : d_model // 2])",
+        "table[:, 0::2] = torch.cos(angle)  # sine and cosine swapped\n"
+        "    table[:, 1::2] = torch.sin(angle[:, : d_model // 2])",
+    ),
+    "positional-encoding-module": _solution_with(
+        POSITIONAL,
+        "positional-encoding-module",
+        "return self.dropout(x + self.encoding[start:end])",
+        "return self.dropout(x + self.encoding[: x.size(1)])  # start ignored",
+    ),
+    "equivariance-gap": _solution_with(
+        POSITIONAL,
+        "equivariance-gap",
+        "encoder(x[:, permutation] + positions)",
+        "encoder((x + positions)[:, permutation])  # the positions move with the tokens",
+    ),
+    "pooled-score": _solution_with(POSITIONAL, "pooled-score", "encoded.mean(dim=1)", "encoded.sum(dim=1)"),
+    "relative-position-map": _solution_with(
+        POSITIONAL, "relative-position-map", "# k * w_i", "# w_i: the offset ignored"
+    ).replace("angle = offset * 10000.0", "angle = 10000.0"),
+    "root-mean-square": _solution_with(
+        POSITIONAL, "root-mean-square", ".pow(2).mean().sqrt().item()", ".pow(2).mean().item()  # no square root"
+    ),
+    "count-trainable-parameters": _solution_with(
+        POSITIONAL, "count-trainable-parameters", " if parameter.requires_grad)", ")  # frozen ones too"
+    ),
+    "shift-distance": _solution_with(
+        POSITIONAL, "shift-distance", "return math.sqrt(", "return (  # the square\n        "
+    ),
+}
+POSITIONAL_DEFECT_TESTS = {f"test-{grade_id}" for grade_id in POSITIONAL_DEFECTS}
+
+# More defects of the same answer cells, each checked against the visible tests alone:
+# (answer cell, text replaced, replacement, the test cell that must fail).
+POSITIONAL_VISIBLE_DEFECTS = {
+    "table with the frequency base 1000": (
+        "sinusoidal-positional-encoding",
+        "10000.0 ** (-two_i / d_model)",
+        "1000.0 ** (-two_i / d_model)",
+        "test-sinusoidal-positional-encoding",
+    ),
+    "table that refuses an odd d_model (the old rule)": (
+        "sinusoidal-positional-encoding",
+        "if max_positions <= 0 or d_model <= 0:",
+        "if max_positions <= 0 or d_model <= 0 or d_model % 2:",
+        "test-sinusoidal-positional-encoding",
+    ),
+    "table whose odd width divides by d_model + 1": (
+        "sinusoidal-positional-encoding",
+        "10000.0 ** (-two_i / d_model)",
+        "10000.0 ** (-two_i / (d_model + d_model % 2))",
+        "test-sinusoidal-positional-encoding",
+    ),
+    "module that drops out the positions only": (
+        "positional-encoding-module",
+        "return self.dropout(x + self.encoding[start:end])",
+        "return x + self.dropout(self.encoding[start:end])",
+        "test-positional-encoding-module",
+    ),
+    "module whose table is a parameter": (
+        "positional-encoding-module",
+        'self.register_buffer("encoding", sinusoidal_positional_encoding(max_positions, d_model), persistent=False)',
+        "self.encoding = nn.Parameter(sinusoidal_positional_encoding(max_positions, d_model))",
+        "test-positional-encoding-module",
+    ),
+    "pooled score that forgets the positions": (
+        "pooled-score",
+        "sequence = sequence + positions",
+        "pass",
+        "test-pooled-score",
+    ),
+    "relative map that turns the other way": (
+        "relative-position-map",
+        "rotation[1::2, 0::2] = torch.diag(sin)",
+        "rotation[1::2, 0::2] = torch.diag(-sin)",
+        "test-relative-position-map",
+    ),
+    "relative map with the frequency base 1000": (
+        "relative-position-map",
+        "angle = offset * 10000.0",
+        "angle = offset * 1000.0",
+        "test-relative-position-map",
+    ),
+}
+
+
+@pytest.mark.parametrize("defect", sorted(POSITIONAL_VISIBLE_DEFECTS))
+def test_the_visible_tests_of_assignment_3_catch(defect):
+    grade_id, old, new, test_cell = POSITIONAL_VISIBLE_DEFECTS[defect]
+    answers = {**solution_answers(POSITIONAL), grade_id: _solution_with(POSITIONAL, grade_id, old, new)}
+    failing = failing_visible_tests(with_answers(exercise_notebook(POSITIONAL), answers))
+    assert failing == {test_cell}, f"{defect}: the failing visible tests are {sorted(failing)}, expected {test_cell}"
+
+
 # ----------------------------------------------------------------------------- assignment 4
 
 MASKS_VARIANTS = {
@@ -352,6 +520,7 @@ RESIDUALS_DEFECT_TESTS = {"test-sublayer-connection", "test-positionwise-feed-fo
 CASES = {
     "01-attention": (ATTENTION_VARIANTS, ATTENTION_DEFECTS, ATTENTION_DEFECT_TESTS),
     "02-multi-head-attention": (MULTI_HEAD_VARIANTS, MULTI_HEAD_DEFECTS, MULTI_HEAD_DEFECT_TESTS),
+    "03-positional-encoding": (POSITIONAL_VARIANTS, POSITIONAL_DEFECTS, POSITIONAL_DEFECT_TESTS),
     "04-masks": (MASKS_VARIANTS, MASKS_DEFECTS, MASKS_DEFECT_TESTS),
     "05-residuals-layernorm": (RESIDUALS_VARIANTS, RESIDUALS_DEFECTS, RESIDUALS_DEFECT_TESTS),
 }
