@@ -58,3 +58,19 @@ def course(tmp_path_factory):
 def fixtures() -> Path:
     """The directory of small data files the tests read (a Multi30k-format sample, …)."""
     return FIXTURES
+
+
+@pytest.fixture(scope="session")
+def tiny_task():
+    """The training tests' copy task over six symbols (``tests/tiny.py``)."""
+    from tiny import tiny_task
+
+    return tiny_task()
+
+
+@pytest.fixture(scope="session")
+def tiny_model():
+    """The training tests' model size: one layer, ``d_model`` 16 (``tests/tiny.py``)."""
+    from tiny import TINY_MODEL
+
+    return TINY_MODEL

@@ -70,8 +70,8 @@ def test_resume_takes_every_option_not_given_from_the_checkpoint(tmp_path, capsy
     code, results = run_command(capsys, "train", "--resume", "--max-steps", 4, "--out", tmp_path, "--no-progress")
     assert code == 0 and results["task"] == "copy" and results["steps"] == 4
     saved = load_checkpoint(tmp_path / "checkpoint.pt")
-    assert saved["model_config"]["d_model"] == 16 and saved["training_config"]["warmup_steps"] == 7
-    assert saved["training_config"]["max_steps"] == 4
+    assert saved.model_config.d_model == 16 and saved.training_config.warmup_steps == 7
+    assert saved.training_config.max_steps == 4
 
 
 def test_multi30k_trains_and_scores_bleu_on_local_files(tmp_path, capsys, fixtures):
@@ -157,7 +157,7 @@ def test_resuming_a_multi30k_run_reuses_the_checkpoints_bpe_vocabulary_instead_o
         "--vocab-size", 200, "--max-steps", 2,
         "--max-tokens", 256, "--out", tmp_path, "--no-progress", *TINY_MODEL,
     )  # fmt: skip
-    trained_with = load_checkpoint(tmp_path / "checkpoint.pt")["task"]["tokenizers"]
+    trained_with = load_checkpoint(tmp_path / "checkpoint.pt").task["tokenizers"]
 
     def retrain(*arguments, **options):
         raise AssertionError("a resumed run retrained the BPE vocabulary")
@@ -165,7 +165,7 @@ def test_resuming_a_multi30k_run_reuses_the_checkpoints_bpe_vocabulary_instead_o
     monkeypatch.setattr(tasks_module, "train_subword_tokenizer", retrain)
     code, results = run_command(capsys, "train", "--resume", "--max-steps", 4, "--out", tmp_path, "--no-progress")
     assert code == 0 and results["steps"] == 4
-    assert load_checkpoint(tmp_path / "checkpoint.pt")["task"]["tokenizers"] == trained_with
+    assert load_checkpoint(tmp_path / "checkpoint.pt").task["tokenizers"] == trained_with
 
 
 def test_a_resumed_command_and_a_resumed_train_call_continue_a_run_alike(tmp_path, capsys):
@@ -179,10 +179,10 @@ def test_a_resumed_command_and_a_resumed_train_call_continue_a_run_alike(tmp_pat
     config = dataclasses.replace(saved.training_config, max_steps=4, out_dir=str(tmp_path / "call"))
     train(saved.task(), config, saved.model_config, resume=True, progress=False)
     by_command, by_call = (load_checkpoint(tmp_path / run / "checkpoint.pt") for run in ("command", "call"))
-    assert by_command["progress"]["step"] == by_call["progress"]["step"] == 4
-    for name, parameter in by_command["model"].items():
-        assert torch.equal(parameter, by_call["model"][name]), name
-    assert by_command["optimizer"]["state"][0]["exp_avg"].equal(by_call["optimizer"]["state"][0]["exp_avg"])
+    assert by_command.progress.step == by_call.progress.step == 4
+    for name, parameter in by_command.model.items():
+        assert torch.equal(parameter, by_call.model[name]), name
+    assert by_command.optimizer["state"][0]["exp_avg"].equal(by_call.optimizer["state"][0]["exp_avg"])
 
 
 def test_every_setting_of_the_model_and_the_recipe_is_an_option():

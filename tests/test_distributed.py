@@ -57,6 +57,6 @@ def test_two_processes_finish_with_identical_parameters(tmp_path):
     )
 
     checkpoint = load_checkpoint(out_dir / "checkpoint.pt")  # written by rank 0 alone
-    assert checkpoint["progress"]["step"] == 6
-    assert len(checkpoint["random_states"]) == 2  # both processes' dropout generators, for resuming
-    assert not torch.equal(checkpoint["random_states"][0]["torch"], checkpoint["random_states"][1]["torch"])
+    assert checkpoint.progress.step == 6
+    assert len(checkpoint.random_states) == 2  # both processes' dropout generators, for resuming
+    assert not torch.equal(checkpoint.random_states[0]["torch"], checkpoint.random_states[1]["torch"])

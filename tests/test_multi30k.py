@@ -180,8 +180,8 @@ def test_on_a_cpu_multi30k_trains_with_its_cpu_recipe(tmp_path, fixtures):
          "--max-steps", "1", "--device", "cpu", "--out", str(tmp_path), "--no-progress"]
     )  # fmt: skip
     saved = load_checkpoint(tmp_path / "checkpoint.pt")
-    assert saved["model_config"] == CPU_RECIPES["multi30k"].model.to_dict()
-    assert saved["training_config"]["warmup_steps"] == CPU_RECIPES["multi30k"].training["warmup_steps"]
+    assert saved.model_config == CPU_RECIPES["multi30k"].model
+    assert saved.training_config.warmup_steps == CPU_RECIPES["multi30k"].training["warmup_steps"]
 
 
 @pytest.mark.slow

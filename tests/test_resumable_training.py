@@ -159,14 +159,14 @@ def test_a_run_cut_off_resumes_from_its_last_checkpoint(tmp_path):
 
 def test_a_checkpoint_waits_for_checkpoint_minutes(tmp_path, monkeypatch):
     saved = []
-    monkeypatch.setattr(resumable, "save_checkpoint", lambda state, path: saved.append(state["run"]["step"]))
+    monkeypatch.setattr(resumable, "save_tensors", lambda state, path: saved.append(state["run"]["step"]))
     run(tmp_path / "run.pt", checkpoint_minutes=60, progress=False)
     assert saved == [12]  # only the one at the end
 
 
 def test_with_checkpoint_minutes_passed_a_checkpoint_follows_every_stretch(tmp_path, monkeypatch):
     saved = []
-    monkeypatch.setattr(resumable, "save_checkpoint", lambda state, path: saved.append(state["run"]["step"]))
+    monkeypatch.setattr(resumable, "save_tensors", lambda state, path: saved.append(state["run"]["step"]))
     run(tmp_path / "run.pt", checkpoint_minutes=0, progress=False)
     assert saved == [4, 8, 12, 12]
 

@@ -2,6 +2,7 @@
 
 import dataclasses
 import os
+from pathlib import Path
 
 import pytest
 import torch
@@ -21,7 +22,6 @@ from transformer_course.training import (
     load_checkpoint,
     load_trained_model,
     run_state,
-    save_checkpoint,
     train,
     transformer_learning_rate,
     transformer_optimizer,
@@ -29,6 +29,7 @@ from transformer_course.training import (
 )
 from transformer_course.training import checkpoint as checkpoint_module
 from transformer_course.training import loop as training_loop
+from transformer_course.training.checkpoint import CheckpointError, load_tensors, save_tensors
 from transformer_course.training.distributed import ProcessGroup
 
 TINY = ModelConfig(d_model=16, num_heads=2, num_layers=1, d_ff=32, dropout=0.1)
@@ -124,16 +125,16 @@ def test_a_run_needs_a_budget():
 # ---- checkpoints --------------------------------------------------------------------------------
 
 
-def test_checkpoint_round_trips(tmp_path):
-    state = {"model": {"weight": torch.arange(4.0)}, "progress": {"step": 3}}
-    save_checkpoint(state, tmp_path / "checkpoint.pt")
-    loaded = load_checkpoint(tmp_path / "checkpoint.pt")
+def test_a_file_of_tensors_round_trips(tmp_path):
+    values = {"model": {"weight": torch.arange(4.0)}, "progress": {"step": 3}}
+    save_tensors(values, tmp_path / "checkpoint.pt")
+    loaded = load_tensors(tmp_path / "checkpoint.pt")
     assert torch.equal(loaded["model"]["weight"], torch.arange(4.0)) and loaded["progress"] == {"step": 3}
 
 
 def test_a_failed_save_leaves_the_old_checkpoint_and_no_temporary_file(tmp_path, monkeypatch):
     path = tmp_path / "checkpoint.pt"
-    save_checkpoint({"step": 1}, path)
+    save_tensors({"step": 1}, path)
     before = path.read_bytes()
 
     def crash_midway(state, file):
@@ -142,7 +143,7 @@ def test_a_failed_save_leaves_the_old_checkpoint_and_no_temporary_file(tmp_path,
 
     monkeypatch.setattr(torch, "save", crash_midway)
     with pytest.raises(OSError, match="disk full"):
-        save_checkpoint({"step": 2}, path)
+        save_tensors({"step": 2}, path)
     assert path.read_bytes() == before
     assert os.listdir(tmp_path) == ["checkpoint.pt"]
 
@@ -160,6 +161,18 @@ def test_a_failed_record_write_leaves_the_old_record_and_no_temporary_file(tmp_p
         write_record({"runs": 2}, path)
     assert path.read_bytes() == before
     assert os.listdir(tmp_path) == ["record.json"]
+
+
+def test_every_file_a_run_keeps_is_written_atomically(task, tmp_path, monkeypatch):
+    renamed = []
+    replace = checkpoint_module.os.replace
+    monkeypatch.setattr(
+        checkpoint_module.os, "replace", lambda source, target: renamed.append(target) or replace(source, target)
+    )
+    train(task, tiny_run(tmp_path, 2, validate_every=2), TINY, progress=False)
+    kept = {path.name for path in tmp_path.iterdir()}
+    assert kept == {"checkpoint.pt", "history.json", "curves.png"}
+    assert sorted(path.name for path in map(Path, renamed)) == sorted(kept)  # each through a temporary file
 
 
 def test_loading_a_missing_checkpoint_names_it(tmp_path):
@@ -195,8 +208,8 @@ def test_a_resumed_run_ends_with_the_same_parameters_as_an_uninterrupted_one(tas
 
 def test_resuming_in_the_middle_of_an_epoch_continues_with_the_next_batch(task, tmp_path):
     train(task, tiny_run(tmp_path, 5, validate_every=100), TINY, progress=False)
-    progress = load_checkpoint(tmp_path / "checkpoint.pt")["progress"]
-    assert (progress["step"], progress["epoch"], progress["batch_in_epoch"]) == (5, 0, 5)
+    progress = load_checkpoint(tmp_path / "checkpoint.pt").progress
+    assert (progress.step, progress.epoch, progress.batch_in_epoch) == (5, 0, 5)
 
 
 def test_a_time_budget_stops_the_run(task, tmp_path):
@@ -234,7 +247,7 @@ def test_a_nan_loss_stops_the_run_and_keeps_the_last_good_checkpoint(task, tmp_p
         NonFiniteLossError, match=r"loss became nan at step 6 .*checkpoint.pt \(step 4\), is left as it was"
     ):
         train(task, tiny_run(tmp_path, 10), TINY, model=model, progress=False)
-    assert load_checkpoint(tmp_path / "checkpoint.pt")["progress"]["step"] == 4
+    assert load_checkpoint(tmp_path / "checkpoint.pt").progress.step == 4
     assert all_finite(model.parameters())  # not updated with the NaN
 
 
@@ -257,8 +270,8 @@ def test_non_finite_gradients_with_a_finite_loss_stop_the_run_and_keep_the_last_
     ):
         train(task, tiny_run(tmp_path, 12, clip_norm=clip_norm), TINY, model=model, progress=False)
     saved = load_checkpoint(tmp_path / "checkpoint.pt")
-    assert saved["progress"]["step"] == 4
-    assert all_finite(saved["model"].values())
+    assert saved.progress.step == 4
+    assert all_finite(saved.model.values())
     assert all_finite(model.parameters())  # the step was not taken
 
 
@@ -280,7 +293,7 @@ def test_a_checkpoint_is_never_written_from_non_finite_parameters(task, tmp_path
     finally:
         handle.remove()
     saved = load_checkpoint(tmp_path / "checkpoint.pt")
-    assert saved["progress"]["step"] == 4 and all_finite(saved["model"].values())
+    assert saved.progress.step == 4 and all_finite(saved.model.values())
 
 
 def test_a_checkpoint_is_never_written_with_a_non_finite_validation_loss(task, tmp_path):
@@ -297,21 +310,21 @@ def test_a_checkpoint_is_never_written_with_a_non_finite_validation_loss(task, t
     model.register_forward_hook(nan_in_evaluation_after_step_4)
     with pytest.raises(NonFiniteLossError, match=r"validation loss became nan at step 8; no checkpoint was written"):
         train(task, tiny_run(tmp_path, 12), TINY, model=model, progress=False)
-    assert load_checkpoint(tmp_path / "checkpoint.pt")["progress"]["step"] == 4
+    assert load_checkpoint(tmp_path / "checkpoint.pt").progress.step == 4
 
 
 @pytest.mark.parametrize("precision, scaled", [(torch.float16, True), (torch.bfloat16, False), (None, False)])
 def test_gradients_are_scaled_exactly_when_training_in_float16(task, tmp_path, monkeypatch, precision, scaled):
     monkeypatch.setattr(training_loop, "autocast_dtype", lambda device: precision)  # CPU autocast has both
     train(task, tiny_run(tmp_path, 2, validate_every=2), TINY, progress=False)
-    scaler_state = load_checkpoint(tmp_path / "checkpoint.pt")["scaler"]  # empty when no scaler is enabled
+    scaler_state = load_checkpoint(tmp_path / "checkpoint.pt").scaler  # empty when no scaler is enabled
     assert bool(scaler_state) is scaled
 
 
 def test_a_checkpoint_rebuilds_the_trained_model_and_its_task(task, tmp_path):
     result = train(task, tiny_run(tmp_path, 4), TINY, progress=False)
     model, rebuilt_task, state = load_trained_model(tmp_path / "checkpoint.pt", device="cpu")
-    assert rebuilt_task.splits == task.splits and state["progress"]["step"] == 4
+    assert rebuilt_task.splits == task.splits and state.progress.step == 4
     source = torch.tensor([[5, 6, 2]])
     result.model.eval()
     torch.testing.assert_close(model(source, source), result.model(source, source))
@@ -320,8 +333,15 @@ def test_a_checkpoint_rebuilds_the_trained_model_and_its_task(task, tmp_path):
 def test_resuming_with_another_model_size_is_refused(task, tmp_path):
     train(task, tiny_run(tmp_path, 2), TINY, progress=False)
     wider = ModelConfig(d_model=32, num_heads=2, num_layers=1, d_ff=32)
-    with pytest.raises(ValueError, match="another size"):
+    with pytest.raises(CheckpointError, match=r"another architecture \(d_model: 16 there, 32 now\)"):
         train(task, tiny_run(tmp_path, 4), wider, resume=True, progress=False)
+
+
+def test_resuming_with_another_dropout_goes_on_with_it(task, tmp_path):
+    train(task, tiny_run(tmp_path, 2), TINY, progress=False)
+    result = train(task, tiny_run(tmp_path, 4), dataclasses.replace(TINY, dropout=0.0), resume=True, progress=False)
+    assert result.steps == 4 and load_checkpoint(tmp_path / "checkpoint.pt").model_config.dropout == 0.0
+    assert all(module.p == 0.0 for module in result.model.modules() if isinstance(module, torch.nn.Dropout))
 
 
 def training_step_runs_on(device, task, tmp_path):

@@ -29,7 +29,7 @@ from pathlib import Path
 from torch import nn
 
 from ..data import TranslationTask, load_task
-from ..training.checkpoint import load_checkpoint, load_trained_model, save_checkpoint
+from ..training.checkpoint import load_tensors, load_trained_model, save_tensors
 from ..training.config import RECIPES, ModelConfig, TrainingConfig
 from ..training.evaluation import evaluate
 from ..training.loop import train
@@ -132,7 +132,7 @@ def book_numbers_run(
     """
     plan, directory = plan or BookRunPlan(), Path(directory)
     saved = directory / BOOK_MODEL_NAME
-    if not fresh and saved.is_file() and load_checkpoint(saved)["plan"] == plan.to_dict():
+    if not fresh and saved.is_file() and load_tensors(saved)["plan"] == plan.to_dict():
         return _load(directory, plan)
     shutil.rmtree(directory, ignore_errors=True)
     task = load_task(**plan.task)
@@ -148,7 +148,7 @@ def book_numbers_run(
     }
     chosen = "averaged" if exact["averaged"] >= exact["last"] else "last"
     book_model = {"plan": plan.to_dict(), "averaged": averaged}
-    save_checkpoint({**book_model, "validation_exact_match": exact, "chosen": chosen}, saved)
+    save_tensors({**book_model, "validation_exact_match": exact, "chosen": chosen}, saved)
     return _load(directory, plan)
 
 
@@ -159,16 +159,16 @@ def _built(plan: BookRunPlan, task: TranslationTask, state: dict) -> nn.Module:
 
 
 def _load(directory: Path, plan: BookRunPlan) -> BookRun:
-    last, task, state = load_trained_model(directory, device="cpu")
-    saved = load_checkpoint(directory / BOOK_MODEL_NAME)
+    last, task, checkpoint = load_trained_model(directory, device="cpu")
+    saved = load_tensors(directory / BOOK_MODEL_NAME)
     averaged = _built(plan, task, saved["averaged"])
     return BookRun(
         model=averaged if saved["chosen"] == "averaged" else last,
         last=last,
         task=task,
-        history=state["history"],
-        steps=state["progress"]["step"],
-        seconds=state["progress"]["seconds"],
+        history=checkpoint.history,
+        steps=checkpoint.progress.step,
+        seconds=checkpoint.progress.seconds,
         validation_exact_match=saved["validation_exact_match"],
         chosen=saved["chosen"],
         plan=plan,

@@ -12,7 +12,7 @@ import argparse
 
 from ..device import device_option
 from ..training.checkpoint import checkpoint_path
-from ..training.commands import print_json, set_threads
+from ..training.commands import print_json, set_threads, user_errors
 from . import variations
 from .record import make_record, write_record
 
@@ -43,9 +43,10 @@ def _register_record(subcommands: argparse._SubParsersAction) -> None:
 
 def run_record(arguments: argparse.Namespace) -> int:
     set_threads(arguments)
-    record = make_record(
-        checkpoint_path(arguments.checkpoint), arguments.beam, arguments.alpha, arguments.examples, arguments.device
-    )
+    with user_errors():
+        record = make_record(
+            checkpoint_path(arguments.checkpoint), arguments.beam, arguments.alpha, arguments.examples, arguments.device
+        )
     path = write_record(record, arguments.out)
     print_json({"record": str(path), "greedy": record["test"]["greedy"], "beam": record["test"]["beam"]})
     return 0

@@ -21,7 +21,7 @@ from ..data import PAD_ID, bucketed_batches
 from ..decoding import translate
 from ..masks import padding_mask
 from ..model import recording_attention
-from ..training.checkpoint import load_trained_model, write_atomically
+from ..training.checkpoint import Checkpoint, load_trained_model, write_text_atomically
 from ..training.evaluation import evaluate
 
 
@@ -29,7 +29,7 @@ def make_record(
     checkpoint: str | Path, beam_size: int = 4, alpha: float = 0.6, examples: int = 12, device: str | None = None
 ) -> dict:
     """The record of the run whose checkpoint is ``checkpoint`` (see the module docstring)."""
-    model, task, state = load_trained_model(checkpoint, device)
+    model, task, saved = load_trained_model(checkpoint, device)
     test = task.splits["test"]
     greedy = evaluate(model, task, "test")
     beam = evaluate(model, task, "test", beam_size=beam_size, alpha=alpha)
@@ -37,16 +37,15 @@ def make_record(
     sources = [source for source, _ in chosen]
     greedy_translations = translate(model, sources, task.source_tokenizer, task.target_tokenizer)
     beam_translations = translate(model, sources, task.source_tokenizer, task.target_tokenizer, beam_size, alpha)
-    progress = state["progress"]
     return {
-        "provenance": state.get("provenance", {}),
-        "model": state["model_config"],
+        "provenance": saved.provenance,
+        "model": saved.model_config.to_dict(),
         "parameters": sum(parameter.numel() for parameter in model.parameters()),
-        "training": state["training_config"],
-        "steps": progress["step"],
-        "epochs": round(_epochs(task, state), 2),
-        "minutes": round(progress["seconds"] / 60, 2),
-        "history": _rounded(state["history"]),
+        "training": saved.training_config.to_dict(),
+        "steps": saved.progress.step,
+        "epochs": round(_epochs(task, saved), 2),
+        "minutes": round(saved.progress.seconds / 60, 2),
+        "history": _rounded(saved.history),
         "test": {"greedy": _rounded(greedy), "beam": _rounded({**beam, "alpha": alpha})},
         "examples": [
             {"source": source, "reference": reference, "greedy": greedy_text, "beam": beam_text}
@@ -89,14 +88,14 @@ def _matrix(weights: torch.Tensor) -> list[list[float]]:
     return [[round(float(weight), 3) for weight in row] for row in weights]
 
 
-def _epochs(task, state: dict) -> float:
+def _epochs(task, saved: Checkpoint) -> float:
     """Epochs done, with the fraction of the current one."""
-    progress, training = state["progress"], state["training_config"]
+    progress, training = saved.progress, saved.training_config
     batches = bucketed_batches(
-        task.encode("train").longer_side_lengths(), training["max_tokens"], training["seed"], progress["epoch"]
+        task.encode("train").longer_side_lengths(), training.max_tokens, training.seed, progress.epoch
     )
-    per_process = max(1, len(batches) // state.get("provenance", {}).get("processes", 1))
-    return progress["epoch"] + progress["batch_in_epoch"] / per_process
+    per_process = max(1, len(batches) // saved.provenance.get("processes", 1))
+    return progress.epoch + progress.batch_in_epoch / per_process
 
 
 def _rounded(value):
@@ -112,5 +111,4 @@ def _rounded(value):
 
 def write_record(record: dict, path: str | Path) -> Path:
     """Write ``record`` as JSON to ``path`` atomically (an interruption leaves the previous record whole)."""
-    text = json.dumps(record, indent=1, ensure_ascii=False) + "\n"
-    return write_atomically(path, lambda file: file.write(text.encode("utf-8")))
+    return write_text_atomically(path, json.dumps(record, indent=1, ensure_ascii=False) + "\n")

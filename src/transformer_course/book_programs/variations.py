@@ -361,7 +361,14 @@ def register(subcommands: argparse._SubParsersAction) -> None:
         description=__doc__.split("\n\n")[0],
     )
     parser.add_argument("--task", choices=GENERATED_TASKS, default="numbers", help="the data (default: numbers)")
-    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2], help="training seeds (default: 0 1 2)")
+    parser.add_argument(
+        "--seeds",
+        type=int,
+        nargs="+",
+        default=[0, 1, 2],
+        help="training seeds: each seeds the initial weights, dropout and the batch order; every run trains "
+        "on the same data, the task's seed 0, unlike train's --seed (default: 0 1 2)",
+    )
     parser.add_argument("--steps", type=int, required=True, help="training steps of every run")
     parser.add_argument("--out", required=True, help="the JSON record (e.g. book/records/table3-numbers.json)")
     parser.add_argument(

@@ -2,8 +2,8 @@
 
 * :class:`LogProgress`: a point of the training-loss curve every ``log_every`` steps, and a tqdm bar;
 * :class:`ValidateAndCheckpoint`: every ``validate_every`` steps and when the run stops, the
-  validation loss and score, then the checkpoint (written atomically), ``history.json`` and
-  ``curves.png`` in ``out_dir``, never from parameters or a validation loss that are not finite.
+  validation loss and score, then the checkpoint, ``history.json`` and ``curves.png`` in
+  ``out_dir`` (each written atomically), never from parameters or a validation loss that are not finite.
 
 Each has a method per event it handles (``on_train_start``, ``on_batch_end``, ``on_train_end``),
 called with the trainer; :meth:`~.loop.Trainer.add_callbacks` registers them.
@@ -18,7 +18,7 @@ import time
 import torch
 from tqdm.auto import tqdm
 
-from .checkpoint import save_checkpoint
+from .checkpoint import write_text_atomically
 from .evaluation import evaluate, teacher_forced_loss
 from .non_finite import NonFiniteLossError, non_finite_message
 from .plots import plot_training_curves
@@ -94,14 +94,12 @@ class ValidateAndCheckpoint:
         if state.out_dir is None:
             return
         state.out_dir.mkdir(parents=True, exist_ok=True)
-        save_checkpoint(
-            state.checkpoint(
-                trainer.model, trainer.optimizer, trainer.scheduler, trainer.scaler, seconds, random_states
-            ),
-            state.checkpoint_path,
+        checkpoint = state.checkpoint(
+            trainer.model, trainer.optimizer, trainer.scheduler, trainer.scaler, seconds, random_states
         )
+        checkpoint.save(state.checkpoint_path)
         state.saved_step = state.step
-        (state.out_dir / "history.json").write_text(json.dumps(state.history, indent=1))
+        write_text_atomically(state.out_dir / "history.json", json.dumps(state.history, indent=1))
         size = state.model_config
         layers = f"{size.num_layers}+{size.num_layers} layers"
         title = f"{state.task.name}: d_model {size.d_model}, {layers}, {size.num_heads} heads, d_ff {size.d_ff}"

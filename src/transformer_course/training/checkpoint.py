@@ -1,16 +1,23 @@
-"""Checkpoints: where a run keeps one, how it is written, and how a trained model comes back.
+"""Checkpoints: what a run's checkpoint holds, where it is kept, how it is written and read back.
 
-A checkpoint (and any other file a run keeps, such as a record) is written to a temporary file,
-then renamed over the old one: ``os.replace`` is atomic on POSIX and Windows, so a reader (or a
-resumed run) sees either the old file or the new one, never half a file, even if the process is
-killed while saving.
+A run's checkpoint is one :class:`Checkpoint`, a typed record with a format version: every writer
+and reader of ``checkpoint.pt`` goes through it, and :meth:`Checkpoint.from_dict` reads the layouts
+that earlier versions of the package wrote (see :data:`FORMAT_VERSION`).
+
+Every file of tensors (:func:`save_tensors`: checkpoints, the book's averaged model, the final
+project's run) and every record (:func:`write_atomically`) is written to a temporary file, then
+renamed over the old one: ``os.replace`` is atomic on POSIX and Windows, so a reader (or a resumed
+run) sees either the old file or the new one, never half a file, even if the process is killed
+while saving.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import tempfile
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -19,8 +26,14 @@ from torch import nn
 
 from ..data import TranslationTask, task_from_dict
 from ..device import resolve_device
-from .config import ModelConfig
+from .config import ModelConfig, TrainingConfig
 
+# The layout of checkpoint.pt, counted up whenever it changes; Checkpoint.from_dict reads every one.
+#   0  (no "format_version", no "provenance"): the first checkpoints, before the run's provenance was kept;
+#      a vocabulary's "unit" was its "split", ModelConfig's "max_positions" its "max_len"
+#   1  (no "format_version"): with "provenance" (the command lines, the machine, the date)
+#   2  "format_version" itself; otherwise as 1
+FORMAT_VERSION = 2
 CHECKPOINT_NAME = "checkpoint.pt"
 
 
@@ -38,8 +51,8 @@ def checkpoint_path(location: str | Path) -> Path:
 def write_atomically(path: str | Path, write: Callable[[BinaryIO], None]) -> Path:
     """Call ``write(file)`` on a temporary file beside ``path``, then rename it to ``path``.
 
-    Used for every file a run keeps (checkpoints, records): an interruption leaves the previous
-    file whole. Returns the path.
+    Used for every file a run keeps (the checkpoint, ``history.json``, ``curves.png``, records): an
+    interruption leaves the previous file whole. Returns the path.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -56,31 +69,152 @@ def write_atomically(path: str | Path, write: Callable[[BinaryIO], None]) -> Pat
     return path
 
 
-def save_checkpoint(state: dict[str, Any], path: str | Path) -> Path:
-    """Write ``state`` with ``torch.save`` to ``path`` atomically; returns the path."""
-    return write_atomically(path, lambda file: torch.save(state, file))
+def write_text_atomically(path: str | Path, text: str) -> Path:
+    """Write ``text`` (UTF-8) to ``path`` atomically (:func:`write_atomically`); returns the path."""
+    return write_atomically(path, lambda file: file.write(text.encode("utf-8")))
 
 
-def load_checkpoint(path: str | Path, map_location: torch.device | str = "cpu") -> dict[str, Any]:
-    """Read a checkpoint written by :func:`save_checkpoint` (tensors only, no pickled code)."""
+class CheckpointError(ValueError):
+    """A checkpoint that cannot be used as asked: written by a newer version of the package, or holding
+    a run that cannot continue with the task or model given. The message says which setting, and why."""
+
+
+def save_tensors(values: dict[str, Any], path: str | Path) -> Path:
+    """Write ``values`` (tensors, numbers, strings, lists and dicts of them) with ``torch.save`` to
+    ``path`` atomically; returns the path."""
+    return write_atomically(path, lambda file: torch.save(values, file))
+
+
+def load_tensors(path: str | Path, map_location: torch.device | str = "cpu") -> dict[str, Any]:
+    """Read a file written by :func:`save_tensors` (tensors only, no pickled code)."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"no checkpoint at {path}")
     return torch.load(path, map_location=map_location, weights_only=True)
 
 
+@dataclass
+class Progress:
+    """How far a run has come: optimiser updates, the position in the epochs, wall-clock seconds."""
+
+    step: int = 0
+    epoch: int = 0
+    batch_in_epoch: int = 0
+    seconds: float = 0.0
+
+
+@dataclass(eq=False)  # tensors do not compare as one truth value
+class Checkpoint:
+    """Everything a run's ``checkpoint.pt`` holds: what continues the run, and what describes it.
+
+    Attributes:
+        model_config, training_config: the model's size and how it is trained.
+        task: the task's description (:meth:`TranslationTask.to_dict`), with its tokenizers: a
+            resumed run must not retrain them; :meth:`rebuild_task` makes the task again.
+        model, optimizer, scheduler, scaler: their ``state_dict()`` (``scaler``: empty when written
+            without a gradient scaler, in float32 or bfloat16).
+        progress: step, epoch, batch within the epoch, seconds.
+        history: ``{"train": [...], "validation": [...]}``, the points of the learning curves.
+        random_states: every process's random-number generator states, in rank order.
+        provenance: the command lines, the machine, the device, the processes, the date.
+    """
+
+    model_config: ModelConfig
+    training_config: TrainingConfig
+    task: dict
+    model: dict[str, torch.Tensor] = field(repr=False)
+    optimizer: dict = field(repr=False)
+    scheduler: dict
+    scaler: dict
+    progress: Progress
+    history: dict = field(repr=False)
+    random_states: list = field(repr=False)
+    provenance: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The checkpoint as plain data, the way ``checkpoint.pt`` keeps it."""
+        values = {item.name: getattr(self, item.name) for item in dataclasses.fields(self)}
+        values.update(
+            model_config=self.model_config.to_dict(),
+            training_config=self.training_config.to_dict(),
+            progress=dataclasses.asdict(self.progress),
+        )
+        return {"format_version": FORMAT_VERSION, **values}
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any]) -> Checkpoint:
+        """The checkpoint that ``values`` (read from a file) describes, in any layout of :data:`FORMAT_VERSION`.
+
+        Raises:
+            CheckpointError: written by a newer version of the package, in a layout this one does not know.
+        """
+        version = values.get("format_version", 1 if "provenance" in values else 0)
+        if version > FORMAT_VERSION:
+            raise CheckpointError(
+                f"the checkpoint has format version {version}, newer than this package's {FORMAT_VERSION}: "
+                "upgrade transformer-course to read it"
+            )
+        names = {item.name for item in dataclasses.fields(cls)}
+        values = {"provenance": {}, **{name: value for name, value in values.items() if name in names}}  # 0: none
+        if version == 0:
+            values["task"] = _task_of_version_0(values["task"])
+        values.update(
+            model_config=ModelConfig.from_dict(values["model_config"]),  # renamed settings: see ModelConfig.from_dict
+            training_config=TrainingConfig.from_dict(values["training_config"]),
+            progress=Progress(**values["progress"]),
+        )
+        return cls(**values)
+
+    def save(self, path: str | Path) -> Path:
+        """Write the checkpoint to ``path`` atomically; returns the path."""
+        return save_tensors(self.to_dict(), path)
+
+    @classmethod
+    def load(cls, path: str | Path, map_location: torch.device | str = "cpu") -> Checkpoint:
+        """Read the checkpoint file ``path`` (tensors only, no pickled code)."""
+        return cls.from_dict(load_tensors(path, map_location))
+
+    def rebuild_task(self) -> TranslationTask:
+        """The run's task, with the tokenizers it was trained with (retraining a BPE vocabulary could
+        change the token ids under the trained model)."""
+        return task_from_dict(self.task)
+
+    def trained_model(self, task: TranslationTask) -> nn.Module:
+        """The model, built from :attr:`model_config` for ``task``'s vocabularies, with the saved weights."""
+        model = self.model_config.build(len(task.source_tokenizer), len(task.target_tokenizer))
+        model.load_state_dict(self.model)
+        return model
+
+
+def _task_of_version_0(description: dict) -> dict:
+    """A task's description as version 0 wrote it, with a vocabulary's ``unit`` called its ``split``."""
+    tokenizers = {
+        side: {("unit" if key == "split" else key): value for key, value in tokenizer.items()}
+        for side, tokenizer in description["tokenizers"].items()
+    }
+    return {**description, "tokenizers": tokenizers}
+
+
+def save_checkpoint(checkpoint: Checkpoint, path: str | Path) -> Path:
+    """Write ``checkpoint`` to ``path`` atomically; returns the path."""
+    return checkpoint.save(path)
+
+
+def load_checkpoint(path: str | Path, map_location: torch.device | str = "cpu") -> Checkpoint:
+    """Read the checkpoint that :func:`save_checkpoint` wrote to ``path`` (or an older version)."""
+    return Checkpoint.load(path, map_location)
+
+
 def load_trained_model(
     path: str | Path, device: torch.device | str | None = None
-) -> tuple[nn.Module, TranslationTask, dict]:
+) -> tuple[nn.Module, TranslationTask, Checkpoint]:
     """Rebuild the model and the task of a checkpoint (a file, or a run's directory).
 
     Returns:
         ``(model, task, checkpoint)``: the model in eval mode on ``device`` (``None`` or ``"auto"``:
-        a GPU if there is one), the task with the tokenizers it was trained with, and the checkpoint dict.
+        a GPU if there is one), the task with the tokenizers it was trained with, and the :class:`Checkpoint`.
     """
     device = resolve_device(device)
-    state = load_checkpoint(checkpoint_path(path), map_location=device)
-    task = task_from_dict(state["task"])
-    model = ModelConfig.from_dict(state["model_config"]).build(len(task.source_tokenizer), len(task.target_tokenizer))
-    model.load_state_dict(state["model"])
-    return model.to(device).eval(), task, state
+    checkpoint = load_checkpoint(checkpoint_path(path), map_location=device)
+    task = checkpoint.rebuild_task()
+    return checkpoint.trained_model(task).to(device).eval(), task, checkpoint

@@ -6,7 +6,10 @@
     torchrun --nproc_per_node=2 -m transformer_course.cli train --task multi30k --minutes 60
 
 Each command ends by printing its results as one JSON line on standard output (progress and
-messages go to standard error).
+messages go to standard error). A mistake in what was asked for (a checkpoint that is not there, a
+resumed run asked to change its model or task, a setting out of range) ends the command with one
+line, ``error: …``, and exit status 1, as the grading commands do; a run that diverges prints its
+``error:`` line and its JSON line, and exits with 1 too.
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ import sys
 import time
 import types
 import typing
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import fields
 from pathlib import Path
 
@@ -29,7 +34,7 @@ import torch
 from ..data import TASKS, TranslationTask, load_task
 from ..device import device_option, resolve_device
 from ..model import Transformer
-from .checkpoint import checkpoint_path, load_trained_model
+from .checkpoint import CheckpointError, checkpoint_path, load_trained_model
 from .config import ModelConfig, TrainingConfig, recipe_for
 from .evaluation import evaluate
 from .loop import train
@@ -173,7 +178,21 @@ def set_threads(arguments: argparse.Namespace) -> None:
         torch.set_num_threads(arguments.threads)
 
 
+@contextmanager
+def user_errors() -> Iterator[None]:
+    """Turn the errors a user can cause into ``SystemExit("error: ...")`` (exit status 1), one line."""
+    try:
+        yield
+    except (CheckpointError, FileNotFoundError) as error:
+        raise SystemExit(f"error: {error}") from None
+
+
 def run_train(arguments: argparse.Namespace) -> int:
+    with user_errors():
+        return _train(arguments)
+
+
+def _train(arguments: argparse.Namespace) -> int:
     set_threads(arguments)
     saved, task, model_config, training_config = _resolve_settings(arguments)
     started = time.monotonic()
@@ -267,13 +286,14 @@ def run_evaluate(arguments: argparse.Namespace) -> int:
     set_threads(arguments)
     path = checkpoint_path(arguments.checkpoint)
     started = time.monotonic()
-    model, task, state = load_trained_model(path, arguments.device)
+    with user_errors():
+        model, task, checkpoint = load_trained_model(path, arguments.device)
     scores = evaluate(
         model, task, arguments.split, beam_size=arguments.beam, alpha=arguments.alpha, limit=arguments.limit
     )
     seconds = round(time.monotonic() - started, 1)
     print_json(
-        {"checkpoint": str(path), "task": task.name, "step": state["progress"]["step"], **scores, "seconds": seconds}
+        {"checkpoint": str(path), "task": task.name, "step": checkpoint.progress.step, **scores, "seconds": seconds}
     )
     return 0
 

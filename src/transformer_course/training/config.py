@@ -38,6 +38,16 @@ class ModelConfig:
     def to_dict(self) -> dict:
         return asdict(self)
 
+    def architecture_changes(self, other: ModelConfig) -> dict[str, tuple]:
+        """``{setting: (this value, other's value)}`` for every setting but dropout that differs: those
+        that shape the parameters or the computation, which a resumed run cannot change."""
+        mine, theirs = self.to_dict(), other.to_dict()
+        return {
+            name: (mine[name], theirs[name])
+            for name in mine
+            if name not in RESUMABLE_MODEL_SETTINGS and mine[name] != theirs[name]
+        }
+
     @classmethod
     def from_dict(cls, values: dict) -> ModelConfig:
         """The config a checkpoint stored, including one written before ``max_len`` was named ``max_positions``."""
@@ -47,6 +57,10 @@ class ModelConfig:
 
 # Settings stored in older checkpoints under another name: {old name: current name}.
 RENAMED_MODEL_SETTINGS = {"max_len": "max_positions"}
+# The model's settings that a resumed run may change, as nanoGPT lets dropout be set anew on resume:
+# dropout shapes no parameter. Every training setting may change too (the learning rate's schedule,
+# label smoothing, clipping, batches, budgets).
+RESUMABLE_MODEL_SETTINGS = ("dropout",)
 
 
 @dataclass
@@ -74,7 +88,8 @@ class TrainingConfig:
             score (``None``: all); the validation loss always uses every pair. Decoding is the
             slow part of a validation on a CPU.
         log_every: steps between the training-loss points of the curve.
-        seed: seeds the model's initialisation, dropout and the batch order.
+        seed: seeds the model's initialisation, dropout and the batch order (``transformer-course
+            train`` also builds a new run's data with it; ``variations`` keeps the data of seed 0).
         device: ``"auto"`` (a GPU if there is one), ``"cpu"``, ``"cuda"``, ``"cuda:1"`` …
         out_dir: where ``checkpoint.pt``, ``history.json`` and ``curves.png`` go (``None``: nowhere).
     """

@@ -101,8 +101,8 @@ def train(
             (with the machine and the date) for records of the run.
 
     Raises:
-        ValueError: ``model`` does not match ``model_config``, or the resumed run is of another
-            task or model size.
+        ValueError: ``model`` does not match ``model_config``; :class:`~.checkpoint.CheckpointError`
+            (a ValueError): the resumed run is of another task or model architecture.
         NonFiniteLossError: the loss became NaN or infinite, or (:class:`NonFiniteGradientError`)
             its gradients did; the message says where, and which checkpoint is the last good one.
     """
@@ -140,7 +140,10 @@ def _run_state(task, config, model_config, resume: bool | SavedRun, show_message
     state = RunState.resume(saved, task, config, model_config)
     if show_messages:
         where = f"step {state.step} (epoch {state.epoch}, batch {state.batch_in_epoch})"
-        tqdm.write(f"resuming {saved.path} at {where}", file=sys.stderr)
+        before = {**saved.training_config.to_dict(), "dropout": saved.model_config.dropout}
+        now = {**config.to_dict(), "dropout": model_config.dropout}
+        changes = [f"{name} {before[name]!r} → {value!r}" for name, value in now.items() if before[name] != value]
+        tqdm.write(f"resuming {saved.path} at {where}" + "".join(f"; {change}" for change in changes), file=sys.stderr)
     return state
 
 

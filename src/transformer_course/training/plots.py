@@ -6,6 +6,8 @@ from pathlib import Path
 
 from matplotlib.figure import Figure
 
+from .checkpoint import write_atomically
+
 
 def plot_training_curves(history: dict, path: str | Path | None = None, title: str | None = None) -> Figure:
     """Training and validation loss against the step, and the validation score beside them.
@@ -14,7 +16,7 @@ def plot_training_curves(history: dict, path: str | Path | None = None, title: s
         history: ``{"train": [{"step", "train_loss", ...}], "validation": [{"step", "validation_loss",
         "validation_<metric>"}]}``
             as kept by :func:`~transformer_course.training.train`.
-        path: save the figure there (PNG) if given.
+        path: save the figure there (PNG) if given, atomically.
         title: the figure's title.
 
     Returns:
@@ -48,6 +50,6 @@ def plot_training_curves(history: dict, path: str | Path | None = None, title: s
         scores.legend(loc="lower right")  # scores rise to the top right: keep the legend clear of them
     if title:
         figure.suptitle(title)
-    if path is not None:
-        figure.savefig(path, dpi=100)
+    if path is not None:  # atomically, as every file a run keeps
+        write_atomically(path, lambda file: figure.savefig(file, format="png", dpi=100))
     return figure

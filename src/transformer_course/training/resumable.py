@@ -45,7 +45,7 @@ from tqdm.auto import tqdm
 
 from ..data import PAD_ID
 from ..device import autocast_dtype
-from .checkpoint import load_checkpoint, save_checkpoint
+from .checkpoint import load_tensors, save_tensors
 
 # Settings that may change between a run and its resumption: the budgets and the bookkeeping.
 # Any other setting that differs means another model or other data, and the checkpoint is refused.
@@ -264,7 +264,7 @@ class _Run:
 
 
 def _save(path: Path, settings: dict, run: dict, model, optimizer, scheduler, scaler) -> None:
-    save_checkpoint(
+    save_tensors(
         {
             "settings": dict(settings),
             "run": run,
@@ -279,7 +279,7 @@ def _save(path: Path, settings: dict, run: dict, model, optimizer, scheduler, sc
 
 def _resume(path: Path, settings: dict, model, optimizer, scheduler, scaler) -> dict:
     """Load the run saved in ``path`` into the learner's objects; returns its progress."""
-    saved = load_checkpoint(path, map_location=next(model.parameters()).device)
+    saved = load_tensors(path, map_location=next(model.parameters()).device)
     keys = (set(saved["settings"]) | set(settings)) - RESUMABLE_CHANGES
     changed = sorted(key for key in keys if saved["settings"].get(key) != settings.get(key))
     if changed:

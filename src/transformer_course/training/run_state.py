@@ -11,8 +11,9 @@ gradient scaler's state, and every process's random-number generator (dropout ma
     state = RunState(task, config, model_config)                 # or a new run
 
 ``train(resume=True)`` and ``transformer-course train --resume`` both continue a run this way: the
-task and the model's size must be the checkpoint's, and the training settings are the ones given
-(the command fills in those not given from the checkpoint, see :mod:`.commands`).
+task and the model's architecture must be the checkpoint's (its dropout may change), and the
+training settings are the ones given (the command fills in those not given from the checkpoint, see
+:mod:`.commands`).
 """
 
 from __future__ import annotations
@@ -20,14 +21,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Any
 
 import torch
 import torch.distributed as dist
 
-from ..data import TranslationTask, task_from_dict
+from ..data import TranslationTask
 from ..device import describe_machine
-from .checkpoint import load_checkpoint, run_checkpoint
+from .checkpoint import Checkpoint, CheckpointError, Progress, load_checkpoint, run_checkpoint
 from .config import ModelConfig, TrainingConfig
 from .distributed import ProcessGroup
 
@@ -42,7 +42,7 @@ class SavedRun:
     """
 
     path: Path
-    checkpoint: dict[str, Any] = field(repr=False)
+    checkpoint: Checkpoint = field(repr=False)
 
     @classmethod
     def read(cls, out_dir: str | Path) -> SavedRun | None:
@@ -52,20 +52,19 @@ class SavedRun:
 
     @property
     def task_name(self) -> str:
-        return self.checkpoint["task"]["name"]
+        return self.checkpoint.task["name"]
 
     @property
     def model_config(self) -> ModelConfig:
-        return ModelConfig.from_dict(self.checkpoint["model_config"])
+        return self.checkpoint.model_config
 
     @property
     def training_config(self) -> TrainingConfig:
-        return TrainingConfig.from_dict(self.checkpoint["training_config"])
+        return self.checkpoint.training_config
 
     def task(self) -> TranslationTask:
-        """The run's task, with the tokenizers it was trained with (retraining a BPE vocabulary could
-        change the token ids under the trained model)."""
-        return task_from_dict(self.checkpoint["task"])
+        """The run's task, with the tokenizers it was trained with (:meth:`Checkpoint.rebuild_task`)."""
+        return self.checkpoint.rebuild_task()
 
 
 @dataclass
@@ -103,27 +102,30 @@ class RunState:
         """Continue ``saved`` with ``training_config``.
 
         Raises:
-            ValueError: ``task`` or ``model_config`` is not the one ``saved`` was trained on.
+            CheckpointError: ``task`` is not the one ``saved`` was trained on, or ``model_config`` has
+                another architecture (any setting but dropout differs); the message names each setting.
         """
-        if model_config != saved.model_config:
-            raise ValueError(
-                f"{saved.path} holds a model of another size: {saved.model_config.to_dict()} (this run: "
-                f"{model_config.to_dict()})"
+        changed = saved.model_config.architecture_changes(model_config)
+        if changed:
+            differences = ", ".join(f"{name}: {old!r} there, {new!r} now" for name, (old, new) in changed.items())
+            raise CheckpointError(
+                f"{saved.path} holds a model of another architecture ({differences}): a resumed run may change "
+                "its dropout and training settings, not its model; give another out_dir (--out) for a new run"
             )
         _check_same_task(saved, task)
-        progress, checkpoint = saved.checkpoint["progress"], saved.checkpoint
+        progress, checkpoint = saved.checkpoint.progress, saved.checkpoint
         return cls(
             task,
             training_config,
             model_config,
-            step=progress["step"],
-            epoch=progress["epoch"],
-            batch_in_epoch=progress["batch_in_epoch"],
-            seconds=progress["seconds"],
-            history=checkpoint["history"],
-            provenance=checkpoint.get("provenance", {}),
+            step=progress.step,
+            epoch=progress.epoch,
+            batch_in_epoch=progress.batch_in_epoch,
+            seconds=progress.seconds,
+            history=checkpoint.history,
+            provenance=checkpoint.provenance,
             saved=saved,
-            saved_step=progress["step"],
+            saved_step=progress.step,
         )
 
     @property
@@ -146,38 +148,33 @@ class RunState:
         if command is not None:
             self.provenance["commands"].append(command)
 
-    def checkpoint(self, model, optimizer, scheduler, scaler, seconds: float, random_states: list) -> dict:
+    def checkpoint(self, model, optimizer, scheduler, scaler, seconds: float, random_states: list) -> Checkpoint:
         """The checkpoint of this run as it is now, ``seconds`` into it; ``random_states`` from
         :func:`gather_random_states`."""
-        return {
-            "model_config": self.model_config.to_dict(),
-            "training_config": self.training_config.to_dict(),
-            "task": self.task.to_dict(),  # with the tokenizers: a resumed run must not retrain them
-            "model": model.state_dict(),
-            "optimizer": optimizer.state_dict(),
-            "scheduler": scheduler.state_dict(),
-            "scaler": scaler.state_dict(),
-            "progress": {
-                "step": self.step,
-                "epoch": self.epoch,
-                "batch_in_epoch": self.batch_in_epoch,
-                "seconds": seconds,
-            },
-            "history": self.history,
-            "random_states": random_states,
-            "provenance": self.provenance,
-        }
+        return Checkpoint(
+            model_config=self.model_config,
+            training_config=self.training_config,
+            task=self.task.to_dict(),  # with the tokenizers: a resumed run must not retrain them
+            model=model.state_dict(),
+            optimizer=optimizer.state_dict(),
+            scheduler=scheduler.state_dict(),
+            scaler=scaler.state_dict(),
+            progress=Progress(self.step, self.epoch, self.batch_in_epoch, seconds),
+            history=self.history,
+            random_states=random_states,
+            provenance=self.provenance,
+        )
 
     def restore(self, model, optimizer, scheduler, scaler, group: ProcessGroup, device: torch.device) -> str | None:
         """Load the saved tensors into freshly built ``model``, ``optimizer``, ``scheduler`` and
         ``scaler``, and this process's random-number generators; returns a warning, or ``None``."""
         checkpoint = self.saved.checkpoint
-        model.load_state_dict(checkpoint["model"])
-        optimizer.load_state_dict(checkpoint["optimizer"])
-        scheduler.load_state_dict(checkpoint["scheduler"])
-        if checkpoint["scaler"]:  # empty when written without a gradient scaler (float32 or bfloat16)
-            scaler.load_state_dict(checkpoint["scaler"])
-        states = checkpoint["random_states"]
+        model.load_state_dict(checkpoint.model)
+        optimizer.load_state_dict(checkpoint.optimizer)
+        scheduler.load_state_dict(checkpoint.scheduler)
+        if checkpoint.scaler:  # empty when written without a gradient scaler (float32 or bfloat16)
+            scaler.load_state_dict(checkpoint.scaler)
+        states = checkpoint.random_states
         if len(states) != group.world_size:
             processes = f"{len(states)} processes, this run has {group.world_size}"
             return f"{self.saved.path} was written by {processes}: dropout is reseeded"
@@ -189,12 +186,12 @@ class RunState:
 
 
 def _check_same_task(saved: SavedRun, task: TranslationTask) -> None:
-    description, own = saved.checkpoint["task"], task.to_dict()
+    description, own = saved.checkpoint.task, task.to_dict()
     if own["name"] != description["name"]:
-        raise ValueError(f"{saved.path} holds a {description['name']} run, not {own['name']}")
+        raise CheckpointError(f"{saved.path} holds a {description['name']} run, not {own['name']}")
     for part in ("arguments", "tokenizers"):
         if own[part] != description[part]:
-            raise ValueError(
+            raise CheckpointError(
                 f"{saved.path} holds a {description['name']} run with other {part}: the task given must be the one "
                 "it was trained on (SavedRun.task() rebuilds it)"
             )

@@ -1,0 +1,21 @@
+"""The tiny model and task that the training tests share: a one-layer model 16 wide, the copy task
+over six symbols. One definition here; ``conftest.py`` hands them out as the ``tiny_task`` and
+``tiny_model`` fixtures, and a module that needs them at import time imports them from here."""
+
+from __future__ import annotations
+
+import functools
+
+from transformer_course.data import TranslationTask, copy_task
+from transformer_course.training import ModelConfig
+
+TINY_MODEL = ModelConfig(d_model=16, num_heads=2, num_layers=1, d_ff=32, dropout=0.1)
+# The same sizes as command-line options of `transformer-course train`.
+TINY_MODEL_OPTIONS = ["--d-model", "16", "--num-heads", "2", "--num-layers", "1", "--d-ff", "32"]
+TINY_TASK_ARGUMENTS = dict(seed=0, vocabulary_size=6, max_length=6, train_size=400, validation_size=40, test_size=40)
+
+
+@functools.cache
+def tiny_task() -> TranslationTask:
+    """The copy task of :data:`TINY_TASK_ARGUMENTS`, built once per process (tests only read it)."""
+    return copy_task(**TINY_TASK_ARGUMENTS)
