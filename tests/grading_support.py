@@ -1,11 +1,19 @@
-"""Helpers for the grading tests: a scratch copy of the course, and submissions made from its notebooks."""
+"""Helpers for the grading tests: a scratch copy of the course, and submissions made from its notebooks.
+
+They need nbgrader: where it is missing, a test module that imports this one is skipped, saying so."""
 
 from __future__ import annotations
 
 import copy
 import json
 import os
+import re
 from pathlib import Path
+
+import pytest
+from suite_layers import NBGRADER_MISSING
+
+pytest.importorskip("nbgrader", reason=NBGRADER_MISSING)
 
 from transformer_course.grading import course as course_directory
 from transformer_course.grading.autograde import GradingLimits, SubmissionResult, autograde
@@ -15,8 +23,29 @@ REPOSITORY = Path(__file__).resolve().parents[1]
 
 # Limits small enough that broken submissions fail fast in tests.
 TEST_LIMITS = GradingLimits(cell_timeout=10, submission_timeout=300, memory_limit_mb=3072)
-# Whole assignments are graded with the real limit per cell: the final project trains a fixed 250 updates in it.
-CLASS_LIMITS = GradingLimits(cell_timeout=GradingLimits.cell_timeout, submission_timeout=300, memory_limit_mb=3072)
+# Whole assignments are graded with the real limits (and the final project's longer cell time from its grading.yml):
+# its graded run trains a fixed 250 updates in one cell, several times slower on a busy test machine.
+CLASS_LIMITS = GradingLimits(memory_limit_mb=3072)
+
+
+def readme_grades_csv_columns() -> list[str]:
+    """The columns of ``grades.csv`` as README.md lists them ("`grades.csv` has one row per student: `…`")."""
+    readme = " ".join((REPOSITORY / "README.md").read_text(encoding="utf-8").split())
+    match = re.search(r"`grades\.csv` has one row per student: `([^`]+)`", readme)
+    assert match, "README.md no longer lists grades.csv's columns where the tests look for them"
+    return [column.strip() for column in match.group(1).split(",")]
+
+
+def readme_statuses() -> list[str]:
+    """The statuses in README.md's status table (its first column, several to a row where they share a meaning)."""
+    lines = (REPOSITORY / "README.md").read_text(encoding="utf-8").splitlines()
+    start = lines.index("| status | meaning |")
+    statuses = []
+    for line in lines[start + 2 :]:
+        if not line.startswith("|"):
+            break
+        statuses += re.findall(r"`([a-z_]+)`", line.split("|")[1])
+    return statuses
 
 
 def copy_course(target: Path) -> Course:

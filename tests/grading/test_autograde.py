@@ -15,7 +15,7 @@ from grading_support import (
     write_submissions,
 )
 
-pytestmark = pytest.mark.grading
+pytestmark = [pytest.mark.needs_nbgrader, pytest.mark.needs_bwrap]  # grade in the sandbox
 
 ASSIGNMENTS = assignments()
 FIRST = "01-attention"

@@ -16,7 +16,7 @@ from grading_support import (
 from transformer_course.cli import main
 from transformer_course.grading.check import check_notebook
 
-pytestmark = pytest.mark.grading  # runs notebooks in Jupyter kernels
+pytestmark = pytest.mark.needs_nbgrader  # runs notebooks in Jupyter kernels, outside the sandbox
 
 FIRST = "01-attention"
 

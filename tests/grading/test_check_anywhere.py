@@ -8,12 +8,16 @@ import subprocess
 import sys
 import time
 
-import nbformat
 import pytest
+from suite_layers import NBGRADER_MISSING
+
+pytest.importorskip("nbgrader", reason=NBGRADER_MISSING)
+
+import nbformat
 
 from transformer_course.grading.check import check_notebook
 
-pytestmark = pytest.mark.grading  # runs notebooks in Jupyter kernels
+pytestmark = pytest.mark.needs_nbgrader  # runs notebooks in Jupyter kernels, outside the sandbox
 
 
 def _passing_notebook(directory):

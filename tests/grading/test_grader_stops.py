@@ -12,7 +12,7 @@ from nbgrader.api import Gradebook, MissingEntry
 
 from transformer_course.grading.autograde import GradingStopped, autograde
 
-pytestmark = pytest.mark.grading
+pytestmark = [pytest.mark.needs_nbgrader, pytest.mark.needs_bwrap]  # grade in the sandbox
 
 ASSIGNMENT = "01-attention"
 

@@ -30,7 +30,7 @@ from nbgrader.api import Gradebook
 
 from transformer_course.grading.autograde import GradingLimits
 
-pytestmark = pytest.mark.grading
+pytestmark = [pytest.mark.needs_nbgrader, pytest.mark.needs_bwrap]  # grade in the sandbox
 
 FIRST = "01-attention"
 # A tight memory limit keeps the memory attacks quick; the solution runs well within it.

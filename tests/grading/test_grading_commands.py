@@ -7,39 +7,44 @@ import os
 import subprocess
 import sys
 from dataclasses import fields
+from pathlib import Path
 
 import pytest
-from grading_support import REPOSITORY
 
 from transformer_course.cli import main
 from transformer_course.grading.limits import GradingLimits
 
-pytestmark = pytest.mark.grading
+REPOSITORY = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.needs_nbgrader
 def test_releasing_an_unknown_assignment_is_one_line_naming_the_known_ones(monkeypatch):
     monkeypatch.chdir(REPOSITORY)
     with pytest.raises(SystemExit, match=r"^error: unknown assignment '99-nothing'; the assignments are: 01-attention"):
         main(["release", "99-nothing"])
 
 
+@pytest.mark.needs_nbgrader
 def test_autograding_outside_a_course_says_where_it_looked(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     with pytest.raises(SystemExit, match=r"^error: no nbgrader_config.py found in"):
         main(["autograde", "01-attention", str(tmp_path)])
 
 
+@pytest.mark.needs_nbgrader
 def test_autograding_a_missing_submissions_directory_names_it(tmp_path, monkeypatch):
     monkeypatch.chdir(REPOSITORY)
     with pytest.raises(SystemExit, match=r"^error: submissions directory .*nowhere does not exist"):
         main(["autograde", "01-attention", str(tmp_path / "nowhere")])
 
 
+@pytest.mark.needs_nbgrader
 def test_checking_a_missing_notebook_names_it(tmp_path):
     with pytest.raises(SystemExit, match=r"^error: .*No such file.*absent\.ipynb"):
         main(["check", str(tmp_path / "absent.ipynb")])
 
 
+@pytest.mark.needs_nbgrader
 def test_checking_a_file_that_is_not_json_says_so(tmp_path):
     broken = tmp_path / "attention.ipynb"
     broken.write_text('{"cells": [', encoding="utf-8")
@@ -75,6 +80,7 @@ def test_a_grading_command_without_the_grading_packages_says_how_to_install_them
     assert "pip install 'transformer-course[grading]'" in run.stderr and "Traceback" not in run.stderr
 
 
+@pytest.mark.needs_nbgrader
 def test_autograding_without_bubblewrap_is_one_line_naming_the_package(tmp_path, monkeypatch):
     monkeypatch.chdir(REPOSITORY)
     monkeypatch.setenv("PATH", str(tmp_path))  # no bwrap anywhere on it
@@ -85,6 +91,7 @@ def test_autograding_without_bubblewrap_is_one_line_naming_the_package(tmp_path,
         main(["autograde", "01-attention", str(tmp_path)])
 
 
+@pytest.mark.needs_nbgrader
 def test_every_grading_limit_is_an_option_of_autograde(tmp_path, monkeypatch):
     from transformer_course.grading import autograde as autograde_module
 
@@ -99,6 +106,8 @@ def test_every_grading_limit_is_an_option_of_autograde(tmp_path, monkeypatch):
     assert asked["limits"] == chosen
 
 
+@pytest.mark.needs_nbgrader
+@pytest.mark.needs_bwrap
 def test_check_sandbox_says_in_one_line_that_the_grader_can_run_here(capsys):
     assert main(["check", "--sandbox"]) == 0
     output = capsys.readouterr().out.strip()

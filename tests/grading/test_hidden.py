@@ -19,8 +19,6 @@ from transformer_course.grading.hidden import (
 from transformer_course.grading.plain_data import Raised, encode
 from transformer_course.grading.probe import MIME
 
-pytestmark = pytest.mark.grading
-
 
 def _answering(result) -> Learner:
     return Learner(lambda request: result, switched_off=[])

@@ -1,5 +1,6 @@
 """Intake and the steps around the sandbox take a submission as data: names, files and bytes are checked
-before anything uses them, and every bound holds. These tests need no kernel."""
+before anything uses them, and every bound holds. These tests need no kernel; the few that import
+nbgrader's side of grading (the outputs a test cell is scored by, grades.csv) say so."""
 
 from __future__ import annotations
 
@@ -9,12 +10,14 @@ import os
 import subprocess
 import sys
 
-import nbformat
 import pytest
+from suite_layers import NBGRADER_MISSING
+
+pytest.importorskip("nbformat", reason=NBGRADER_MISSING)  # intake reads notebooks with it
+
+import nbformat
 from nbformat.v4 import new_output
 
-from transformer_course.grading.autograde import SubmissionResult, write_csv
-from transformer_course.grading.execute import scored_outputs
 from transformer_course.grading.intake import (
     Refused,
     check_student_id,
@@ -24,8 +27,6 @@ from transformer_course.grading.intake import (
 )
 from transformer_course.grading.review import bounded_review
 from transformer_course.grading.sandbox import Cgroup
-
-pytestmark = pytest.mark.grading
 
 
 def _refusal(call) -> Refused:
@@ -133,7 +134,10 @@ def test_a_source_that_is_not_text_is_an_invalid_notebook():
     assert refusal.status == "invalid_notebook" and "not text" in refusal.message, refusal.message
 
 
+@pytest.mark.needs_nbgrader
 def test_a_published_result_earns_no_partial_credit_in_a_failing_test_cell():
+    from transformer_course.grading.execute import scored_outputs
+
     outputs = [
         new_output("execute_result", data={"text/plain": "15"}, execution_count=1),
         new_output("error", ename="AssertionError", evalue="wrong", traceback=[]),
@@ -142,17 +146,26 @@ def test_a_published_result_earns_no_partial_credit_in_a_failing_test_cell():
     assert [output.output_type for output in rewritten] == ["display_data", "error"], rewritten
 
 
+@pytest.mark.needs_nbgrader
 def test_a_failing_test_cell_starts_with_an_error_even_when_the_kernel_printed_none():
+    from transformer_course.grading.execute import scored_outputs
+
     rewritten = scored_outputs([new_output("stream", name="stdout", text="all good\n")], passed=False)
     assert rewritten[0].output_type == "error", rewritten
 
 
+@pytest.mark.needs_nbgrader
 def test_a_passing_test_cell_keeps_its_warnings_as_text_not_as_a_failure():
+    from transformer_course.grading.execute import scored_outputs
+
     rewritten = scored_outputs([new_output("stream", name="stderr", text="UserWarning: x\n")], passed=True)
     assert rewritten[0].output_type == "stream" and rewritten[0].name == "stdout", rewritten
 
 
+@pytest.mark.needs_nbgrader
 def test_grades_csv_neutralises_fields_a_spreadsheet_would_run(tmp_path):
+    from transformer_course.grading.autograde import SubmissionResult, write_csv
+
     results = [SubmissionResult("=2+5", "01-attention", None, None, "invalid_student_id", "@SUM(1)", "-cmd|x")]
     write_csv(results, tmp_path / "grades.csv")
     (row,) = csv.DictReader((tmp_path / "grades.csv").open(encoding="utf-8"))

@@ -11,8 +11,6 @@ import torch
 
 from transformer_course.grading.plain_data import LearnerObject, PlainDataError, Raised, decode, encode
 
-pytestmark = pytest.mark.grading
-
 
 def round_trip(value):
     return decode(json.loads(json.dumps(encode(value))))

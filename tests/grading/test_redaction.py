@@ -11,8 +11,6 @@ import pytest
 
 from transformer_course.grading.redaction import RedactionError, redacted_package
 
-pytestmark = pytest.mark.grading
-
 
 def _python(package_directory, code: str) -> subprocess.CompletedProcess:
     environment = dict(os.environ, PYTHONPATH=str(package_directory))
@@ -70,6 +68,7 @@ def test_a_name_that_is_not_a_definition_of_the_package_is_refused(tmp_path, nam
         redacted_package([name], tmp_path)
 
 
+@pytest.mark.needs_nbgrader  # reads each grading.yml through the course
 def test_every_assignments_policy_names_what_exists(tmp_path):
     """A renamed package function must be renamed in grading.yml too: a stale name would stop grading."""
     import importlib

@@ -18,7 +18,7 @@ from grading_support import (
 from transformer_course.grading.course import Course
 from transformer_course.grading.release import SETUP_CELL_ID, package_requirement, release
 
-pytestmark = pytest.mark.grading
+pytestmark = pytest.mark.needs_nbgrader
 
 ASSIGNMENTS = assignments()
 SOLUTION_BLOCK = re.compile(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", re.DOTALL)

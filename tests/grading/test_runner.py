@@ -7,11 +7,12 @@ import subprocess
 import sys
 
 import pytest
+from suite_layers import NBGRADER_MISSING
+
+pytest.importorskip("nbformat", reason=NBGRADER_MISSING)  # the runner's outputs are nbformat's
 
 from transformer_course.grading.probe import MIME
 from transformer_course.grading.runner import MAX_LINE, MAX_OUTPUTS, Runner, capped, trimmed
-
-pytestmark = pytest.mark.grading
 
 
 def _fake_runner(answer_code: str, grace_seconds: float = 5) -> Runner:
@@ -145,6 +146,7 @@ def kernel_runner():
     process.wait()
 
 
+@pytest.mark.needs_nbgrader  # a real Jupyter kernel
 def test_a_cell_past_its_timeout_is_interrupted_and_answered_timeout(kernel_runner):
     reply = kernel_runner.execute("while True:\n    pass\n", timeout=2, output_limit=10_000)
     assert reply.problem == "timeout", f"expected the problem 'timeout', got {reply.problem!r} with {reply.outputs}"
@@ -152,6 +154,7 @@ def test_a_cell_past_its_timeout_is_interrupted_and_answered_timeout(kernel_runn
     assert after.problem is None and after.outputs[0]["text"] == "True\n", f"the kernel should go on, got {after}"
 
 
+@pytest.mark.needs_nbgrader  # a real Jupyter kernel
 def test_a_keyboard_interrupt_the_cell_raises_itself_is_not_a_timeout(kernel_runner):
     reply = kernel_runner.execute("raise KeyboardInterrupt", timeout=10, output_limit=10_000)
     assert reply.problem is None, f"expected no problem, got {reply.problem!r}"

@@ -11,7 +11,7 @@ from grading_support import REPOSITORY, assignments, exercise_notebook
 from transformer_course.grading.course import Course, copy_course
 from transformer_course.grading.release import package_requirement, setup_cell
 
-pytestmark = pytest.mark.grading
+pytestmark = pytest.mark.needs_nbgrader
 
 
 @pytest.mark.parametrize("assignment", assignments())

@@ -42,7 +42,7 @@ from nbgrader.api import Gradebook, MissingEntry
 
 from transformer_course.grading.autograde import GRADED_STATUSES, GradingLimits
 
-pytestmark = pytest.mark.grading
+pytestmark = [pytest.mark.needs_nbgrader, pytest.mark.needs_bwrap]  # grade in the sandbox
 
 FIRST = "01-attention"
 NOTEBOOK = notebook_name(FIRST)

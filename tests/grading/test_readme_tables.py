@@ -1,0 +1,34 @@
+"""README's grades.csv columns and status table are the code's own: what write_csv writes, and every
+status a submission can end with in grades.csv."""
+
+from __future__ import annotations
+
+import csv
+
+import pytest
+from grading_support import readme_grades_csv_columns, readme_statuses
+
+from transformer_course.grading.autograde import STATUSES, SubmissionResult, write_csv
+
+pytestmark = pytest.mark.needs_nbgrader  # the autograde module imports nbgrader; nothing is graded here
+
+# Statuses that never reach grades.csv: the submissions left when a run stops, which then raises
+# GradingStopped and writes no grades.csv at all.
+NEVER_IN_GRADES_CSV = {"not_graded"}
+
+
+def test_readme_lists_the_columns_write_csv_writes(tmp_path):
+    write_csv([SubmissionResult("alice", "01-attention", 1.0, 2.0, "graded", "", "")], tmp_path / "grades.csv")
+    with open(tmp_path / "grades.csv", newline="", encoding="utf-8") as file:
+        header = next(csv.reader(file))
+    assert readme_grades_csv_columns() == header
+
+
+def test_write_csvs_docstring_names_the_columns_it_writes():
+    assert ", ".join(readme_grades_csv_columns()) in " ".join(write_csv.__doc__.split())
+
+
+def test_readmes_status_table_has_every_status_of_grades_csv_once():
+    documented = readme_statuses()
+    assert len(documented) == len(set(documented)), f"a status is in README's table twice: {documented}"
+    assert set(documented) == set(STATUSES) - NEVER_IN_GRADES_CSV
