@@ -280,10 +280,16 @@ def draw_batch_padding(sequences: Sequence[Sequence[int]], max_tokens: int, seed
     return fig
 
 
-def beam_search_steps(model: nn.Module, source: Tensor, beam_size: int, max_output_length: int) -> list[dict]:
+def beam_search_steps(
+    model: nn.Module, source: Tensor, beam_size: int, max_output_length: int, alpha: float = 0.0
+) -> list[dict]:
     """Run the package's :func:`~transformer_course.decoding.beam_search` on one source ``(1, L_src)``
-    and record the hypotheses it keeps at each step: for each beam, the beam it extends
-    (``origin``), its new ``token``, its log-probability ``score`` and whether it is ``finished``."""
+    with length penalty ``alpha``, and record the hypotheses it keeps at each step.
+
+    Each step is a dict of lists, one entry per beam: the beam it extends (``origin``), its new
+    ``token``, its log-probability ``score``, whether it is ``finished``, and whether the beam it
+    extends already was (``was_finished``; then the new token is ``<pad>``).
+    """
     steps: list[dict] = []
     choose = decoding._best_extensions
 
@@ -294,7 +300,7 @@ def beam_search_steps(model: nn.Module, source: Tensor, beam_size: int, max_outp
         return result
 
     with mock.patch.object(decoding, "_best_extensions", recording):
-        decoding.beam_search(model, source[:1], beam_size, max_output_length)
+        decoding.beam_search(model, source[:1], beam_size, max_output_length, alpha)
     return steps
 
 
