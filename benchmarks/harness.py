@@ -12,10 +12,8 @@ from __future__ import annotations
 
 import copy
 import os
-import sys
 import warnings
 from collections.abc import Callable
-from pathlib import Path
 
 import torch
 from torch import Tensor, nn
@@ -24,10 +22,7 @@ from torch.utils.benchmark import Measurement, Timer
 from transformer_course import Transformer
 from transformer_course.data import BOS_ID, PAD_ID
 from transformer_course.device import describe_machine
-
-# The helpers that copy our weights into PyTorch's modules live with the tests that use them most.
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from pytorch_reference import copy_attention, copy_transformer  # noqa: E402
+from transformer_course.pytorch_reference import copy_attention, copy_transformer
 
 # nn.Transformer's inference fast path packs padded batches into nested tensors and warns each time.
 warnings.filterwarnings("ignore", message="The PyTorch API of nested tensors")

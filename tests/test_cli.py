@@ -7,6 +7,7 @@ import shutil
 
 import pytest
 import torch
+from tiny import TINY_MODEL_OPTIONS, tiny_task
 
 from transformer_course.cli import build_parser, main
 from transformer_course.data import tasks as tasks_module
@@ -20,7 +21,7 @@ from transformer_course.training import (
 )
 from transformer_course.training import commands as training_commands
 
-TINY_MODEL = ["--d-model", "16", "--num-heads", "2", "--num-layers", "1", "--d-ff", "32"]
+TINY_MODEL = TINY_MODEL_OPTIONS
 
 
 def run_command(capsys, *argv) -> tuple[int, dict]:
@@ -248,10 +249,8 @@ def trained_run(tmp_path_factory):
 @pytest.mark.parametrize("command", DEVICE_COMMANDS)
 def test_every_command_runs_with_device_auto(command, trained_run, tmp_path, capsys, monkeypatch):
     from transformer_course.book_programs import variations
-    from transformer_course.data import copy_task
 
-    tiny_copy = copy_task(seed=0, vocabulary_size=6, max_length=6, train_size=100, validation_size=10, test_size=10)
-    monkeypatch.setattr(variations, "load_task", lambda name, seed: tiny_copy)
+    monkeypatch.setattr(variations, "load_task", lambda name, seed: tiny_task())
     argv = _commands_with_device(trained_run, tmp_path / "record.json")[command]
     code, results = run_command(capsys, *argv, "--device", "auto")
     assert code == 0 and "error" not in results

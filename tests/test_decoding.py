@@ -154,13 +154,18 @@ def test_bad_inputs_are_rejected_with_their_shapes():
 
 def test_translate_returns_one_string_per_sentence_in_order():
     vocabulary = Vocabulary(list("abcdefgh"))
-    model = untrained_model()
+    # An untrained model that happens to translate these three sentences into three different strings
+    # of different lengths (most give every sentence the same output), so that an output given to
+    # the wrong sentence, or cut short by another's padding, shows.
+    model = untrained_model(28, d_model=64, num_heads=4, num_layers=1)
     sentences = ["a b c", "d", "e f g h a b"]
     one_by_one = [
         translate(model, [sentence], vocabulary, vocabulary, max_output_length=8)[0] for sentence in sentences
     ]
+    assert len(set(one_by_one)) == len(sentences) and len({len(text) for text in one_by_one}) == len(sentences)
     assert translate(model, sentences, vocabulary, vocabulary, max_output_length=8, batch_size=2) == one_by_one
-    assert all(isinstance(text, str) for text in one_by_one)
+    backwards = translate(model, sentences[::-1], vocabulary, vocabulary, max_output_length=8, batch_size=3)
+    assert backwards == one_by_one[::-1]
 
 
 @pytest.mark.parametrize(

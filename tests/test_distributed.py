@@ -6,11 +6,9 @@ import socket
 import pytest
 import torch
 import torch.multiprocessing as multiprocessing
+from tiny import TINY_MODEL, tiny_task
 
-from transformer_course.data import copy_task
-from transformer_course.training import ModelConfig, TrainingConfig, load_checkpoint, train
-
-TINY = ModelConfig(d_model=16, num_heads=2, num_layers=1, d_ff=32, dropout=0.1)
+from transformer_course.training import TrainingConfig, load_checkpoint, train
 
 
 def free_loopback_port() -> int:
@@ -30,9 +28,9 @@ def train_as_one_of_two(rank: int, port: int, out_dir: str, results_dir: str) ->
         GLOO_SOCKET_IFNAME="lo",
     )
     torch.set_num_threads(1)
-    task = copy_task(seed=0, vocabulary_size=6, max_length=6, train_size=400, validation_size=20, test_size=20)
+    task = tiny_task()
     config = TrainingConfig(max_steps=6, max_tokens=64, warmup_steps=5, validate_every=6, device="cpu", out_dir=out_dir)
-    result = train(task, config, TINY, progress=False)
+    result = train(task, config, TINY_MODEL, progress=False)
     torch.save({"steps": result.steps, "model": result.model.state_dict()}, os.path.join(results_dir, f"rank{rank}.pt"))
 
 
@@ -50,7 +48,7 @@ def test_two_processes_finish_with_identical_parameters(tmp_path):
         assert torch.equal(parameter, second["model"][name]), name
 
     torch.manual_seed(0)
-    untrained = TINY.build(10, 10).state_dict()
+    untrained = TINY_MODEL.build(10, 10).state_dict()
     assert not torch.equal(
         first["model"]["encoder.layers.0.feed_forward.w_1.weight"],
         untrained["encoder.layers.0.feed_forward.w_1.weight"],

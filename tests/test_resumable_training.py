@@ -6,9 +6,10 @@ import time
 import pytest
 import torch
 import torch.nn.functional as F
+from tiny import tiny_task
 
 import transformer_course as tc
-from transformer_course.data import BOS_ID, EOS_ID, PAD_ID, bucketed_batches, copy_task
+from transformer_course.data import BOS_ID, EOS_ID, PAD_ID, bucketed_batches
 from transformer_course.training import resumable
 from transformer_course.training.resumable import MixedPrecisionModel, resumable_training
 
@@ -63,7 +64,7 @@ def train_model(
         epoch += 1
 
 
-TASK = copy_task(seed=0, vocabulary_size=6, max_length=6, train_size=200, validation_size=10, test_size=10)
+TASK = tiny_task()
 
 
 def fresh(d_model=16, device="cpu"):
@@ -253,7 +254,10 @@ def test_float16_devices_train_with_a_gradient_scaler_kept_in_the_checkpoint(tmp
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU; the tests above are its CPU twins")
 def test_on_a_gpu_the_learners_loop_trains_in_mixed_precision(tmp_path):
     model, optimizer, scheduler = fresh(device="cuda")
+    dtypes = set()
+    model.output_projection.register_forward_hook(lambda module, inputs, output: dtypes.add(output.dtype))
     history = resumable_training(
         train_model, model, TASK.encode("train"), optimizer, scheduler, SETTINGS, tmp_path / "run.pt", progress=False
     )
     assert [point["step"] for point in history] == [4, 8, 12] and history[-1]["loss"] < history[0]["loss"]
+    assert dtypes == {torch.bfloat16 if torch.cuda.get_device_capability()[0] >= 8 else torch.float16}

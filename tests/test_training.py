@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 import torch
 import torch.nn.functional as F
+from tiny import TINY_MODEL, TINY_TASK_ARGUMENTS
 from torch.optim.optimizer import register_optimizer_step_post_hook
 
 from transformer_course.book_programs.record import write_record
@@ -32,12 +33,12 @@ from transformer_course.training import loop as training_loop
 from transformer_course.training.checkpoint import CheckpointError, load_tensors, save_tensors
 from transformer_course.training.distributed import ProcessGroup
 
-TINY = ModelConfig(d_model=16, num_heads=2, num_layers=1, d_ff=32, dropout=0.1)
+TINY = TINY_MODEL
 
 
-@pytest.fixture(scope="module")
-def task():
-    return copy_task(seed=0, vocabulary_size=6, max_length=6, train_size=400, validation_size=40, test_size=40)
+@pytest.fixture
+def task(tiny_task):
+    return tiny_task
 
 
 def tiny_run(out_dir, max_steps, **options):
@@ -313,10 +314,28 @@ def test_a_checkpoint_is_never_written_with_a_non_finite_validation_loss(task, t
     assert load_checkpoint(tmp_path / "checkpoint.pt").progress.step == 4
 
 
+def training_dtypes(model) -> set:
+    """The dtypes of the logits of ``model``'s training forward passes, as they are computed (under
+    autocast, before the loss casts them): the precision its matrix products ran in."""
+    seen = set()
+
+    def note(module, inputs, output):
+        if module.training:
+            seen.add(output.dtype)
+
+    model.output_projection.register_forward_hook(note)
+    return seen
+
+
 @pytest.mark.parametrize("precision, scaled", [(torch.float16, True), (torch.bfloat16, False), (None, False)])
-def test_gradients_are_scaled_exactly_when_training_in_float16(task, tmp_path, monkeypatch, precision, scaled):
+def test_training_runs_in_the_devices_precision_with_a_scaler_exactly_in_float16(
+    task, tmp_path, monkeypatch, precision, scaled
+):
     monkeypatch.setattr(training_loop, "autocast_dtype", lambda device: precision)  # CPU autocast has both
-    train(task, tiny_run(tmp_path, 2, validate_every=2), TINY, progress=False)
+    model = tiny_model(task)
+    dtypes = training_dtypes(model)
+    train(task, tiny_run(tmp_path, 2, validate_every=2), TINY, model=model, progress=False)
+    assert dtypes == {precision or torch.float32}
     scaler_state = load_checkpoint(tmp_path / "checkpoint.pt").scaler  # empty when no scaler is enabled
     assert bool(scaler_state) is scaled
 
@@ -345,10 +364,15 @@ def test_resuming_with_another_dropout_goes_on_with_it(task, tmp_path):
 
 
 def training_step_runs_on(device, task, tmp_path):
+    """Train on ``device``; returns the dtypes its training forward passes computed their logits in."""
     config = tiny_run(tmp_path, 3, device=device, validate_every=3)
-    result = train(task, config, TINY, progress=False)
+    model = tiny_model(task)
+    dtypes = training_dtypes(model)
+    result = train(task, config, TINY, model=model, progress=False)
     assert all_finite(result.model.parameters())
     assert next(result.model.parameters()).device.type == torch.device(device).type
+    assert next(result.model.parameters()).dtype == torch.float32  # the weights stay float32
+    return dtypes
 
 
 @pytest.mark.cuda
@@ -356,11 +380,12 @@ def training_step_runs_on(device, task, tmp_path):
     not torch.cuda.is_available(), reason="needs a CUDA GPU: mixed precision (bf16 or fp16 + GradScaler)"
 )
 def test_training_runs_in_mixed_precision_on_a_gpu(task, tmp_path):
-    training_step_runs_on("cuda", task, tmp_path)
+    expected = torch.bfloat16 if torch.cuda.get_device_capability()[0] >= 8 else torch.float16
+    assert training_step_runs_on("cuda", task, tmp_path) == {expected}
 
 
 def test_training_runs_in_float32_on_the_cpu(task, tmp_path):
-    training_step_runs_on("cpu", task, tmp_path)
+    assert training_step_runs_on("cpu", task, tmp_path) == {torch.float32}
 
 
 # ---- the model given, the trainer's callbacks, resuming through the run state ----------------------
@@ -393,7 +418,7 @@ def test_a_model_built_by_model_config_is_accepted_and_trained(task, tmp_path):
 
 def test_resuming_with_another_task_is_refused(task, tmp_path):
     train(task, tiny_run(tmp_path, 2), TINY, progress=False)
-    other = copy_task(seed=1, vocabulary_size=6, max_length=6, train_size=400, validation_size=40, test_size=40)
+    other = copy_task(**{**TINY_TASK_ARGUMENTS, "seed": 1})
     with pytest.raises(ValueError, match="holds a copy run with other arguments"):
         train(other, tiny_run(tmp_path, 4), TINY, resume=True, progress=False)
 

@@ -4,14 +4,13 @@ import json
 import statistics
 
 import pytest
+from tiny import TINY_MODEL, TINY_TASK_ARGUMENTS
 
 from transformer_course.book_programs import variations
 from transformer_course.book_programs.variations import Variant, run_variations, variants_of_rows
 from transformer_course.cli import main
 from transformer_course.data import copy_task
-from transformer_course.training import ModelConfig
 
-TINY_MODEL = ModelConfig(d_model=16, num_heads=2, num_layers=1, d_ff=32)
 TINY_TRAINING = {"max_tokens": 64, "warmup_steps": 5, "label_smoothing": 0.1}
 TINY_VARIANTS = [
     Variant("base", "base"),
@@ -20,13 +19,15 @@ TINY_VARIANTS = [
 ]
 
 
-def tiny_task(seed=0):
-    return copy_task(seed=seed, vocabulary_size=6, max_length=6, train_size=200, validation_size=20, test_size=20)
+def copy_task_of_seed(name: str, seed: int):
+    """``load_task`` for the command: the tiny copy task, with the seed it is given."""
+    assert name == "copy"
+    return copy_task(**{**TINY_TASK_ARGUMENTS, "seed": seed})
 
 
-@pytest.fixture(scope="module")
-def task():
-    return tiny_task()
+@pytest.fixture
+def task(tiny_task):
+    return tiny_task
 
 
 def run(task, out, seeds=(0, 1), steps=2, variants=TINY_VARIANTS):
@@ -122,7 +123,7 @@ def test_an_unknown_row_is_refused():
 
 
 def test_the_command_writes_the_record_and_prints_one_json_line(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(variations, "load_task", lambda name, seed: tiny_task(seed) if name == "copy" else None)
+    monkeypatch.setattr(variations, "load_task", copy_task_of_seed)
     out = tmp_path / "table3.json"
     code = main(["variations", "--task", "copy", "--seeds", "0", "1", "--steps", "2", "--rows", "E", "--out", str(out)])
     results = json.loads(capsys.readouterr().out.strip().splitlines()[-1])

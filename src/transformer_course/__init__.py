@@ -18,6 +18,7 @@ One module per idea of the paper:
 ``data``                  the final project's tasks, tokenizers and bucketed batches
 ``training``              label smoothing, the warmup schedule, the training loop (§5)
 ``book_programs``         the book's own programs on top: its numbers run, records, Table 3, figures
+``pytorch_reference``     our weights copied into PyTorch's own modules, to prove and time them alike
 ========================  ==========================================================
 
 ``data``, ``training``, ``book_programs``, ``decoding`` and ``metrics`` are imported on their own
