@@ -635,14 +635,95 @@ def test_the_visible_tests_catch(defect):
 # ----------------------------------------------------------------------------- assignment 7
 
 FINAL_PROJECT = "07-final-project"
-# Part 8 decoded into empty strings: today's exact-match floor and empty-hypothesis check refuse it; every
-# other part is the solution's, so the submission loses part 8's points only.
+# Part 8 decoded into empty strings: today's exact-match floor and empty-hypothesis check refuse it.
 EMPTY_HYPOTHESES = _solution_with(
     FINAL_PROJECT,
     "train-and-evaluate",
     "hypotheses += [task.target_tokenizer.decode(row) for row in output.tolist()]",
     'hypotheses += ["" for row in output.tolist()]  # never decoded',
 )
+# A shifting bug (part 4) and a decoder that reads the first position instead of the last (part 6): parts 5 and 7
+# are graded with the reference shift and step, so these cost parts 4 and 6 only (and part 8, lost anyway).
+FINAL_PROJECT_DEFECTS = {
+    "decoder-input-and-output": _solution_with(
+        FINAL_PROJECT,
+        "decoder-input-and-output",
+        "decoder_output[torch.arange(batch, device=target.device), lengths] = eos_id",
+        "decoder_output[:, -1] = eos_id  # <eos> in the last column, after the padding",
+    ),
+    "greedy-decode": _solution_with(
+        FINAL_PROJECT,
+        "greedy-decode",
+        "token = model.next_token_logits(hidden[:, -1]).argmax(dim=-1)",
+        "token = model.next_token_logits(hidden[:, 0]).argmax(dim=-1)  # the first position, not the last",
+    ),
+    "train-and-evaluate": EMPTY_HYPOTHESES,
+}
+FINAL_PROJECT_DEFECT_TESTS = {"test-decoder-input-and-output", "test-greedy-decode", "test-train-and-evaluate"}
+FINAL_PROJECT_VARIANTS = {
+    "parameter-count": """
+def count_parameters(model):  # distinct storages, counted once each
+    seen = {}
+    for parameter in model.parameters():
+        if parameter.requires_grad:
+            seen[id(parameter)] = parameter.numel()
+    return int(sum(seen.values()))
+
+
+numbers_model_parameters = count_parameters(EncoderDecoder(37, 18, d_model=96, num_heads=4, num_layers=3, d_ff=384))
+with torch.device("meta"):
+    base_model = EncoderDecoder(32000, 32000, d_model=512, num_heads=8, num_layers=6, d_ff=2048)
+base_model_parameters = count_parameters(base_model) - 32000 * 512
+embedding_fraction = 32000 * 512 / base_model_parameters
+tying_saves = 2 * 32000 * 512
+""",
+    "decoder-input-and-output": """
+def decoder_input_and_output(target, pad_id=PAD_ID, bos_id=BOS_ID, eos_id=EOS_ID):  # row by row
+    inputs, outputs = [], []
+    for row in target.tolist():
+        real = [token for token in row if token != pad_id]
+        padding = [pad_id] * (len(row) - len(real))
+        inputs.append([bos_id] + real + padding)
+        outputs.append(real + [eos_id] + padding)
+    return torch.tensor(inputs, dtype=target.dtype), torch.tensor(outputs, dtype=target.dtype)
+""",
+    "greedy-decode": """
+def greedy_decode(model, source, max_output_length=100, pad_id=PAD_ID, bos_id=BOS_ID, eos_id=EOS_ID):  # a list
+    mode = model.training
+    model.eval()
+    with torch.no_grad():
+        source_mask = tc.padding_mask(source, pad_id)
+        memory = model.encode(source, source_mask)
+        written = [torch.full((source.size(0),), bos_id, dtype=torch.long, device=source.device)]
+        done = torch.zeros(source.size(0), dtype=torch.bool, device=source.device)
+        while len(written) <= max_output_length and not bool(done.all()):
+            logits = model.next_token_logits(model.decode(torch.stack(written, dim=1), memory, source_mask))
+            token = torch.where(done, torch.full_like(written[0], pad_id), logits[:, -1, :].argmax(-1))
+            written.append(token)
+            done = done | (token == eos_id)
+    model.train(mode)
+    return torch.stack(written[1:], dim=1)
+""",
+}
+
+
+def visible_tests_before_training(answers: dict[str, str]) -> set[str]:
+    """The failing visible tests of the final project's parts 1 to 7 (part 8 would train for minutes)."""
+    exercise = with_answers(exercise_notebook(FINAL_PROJECT), {**solution_answers(FINAL_PROJECT), **answers})
+    cells = exercise["cells"]
+    last = next(index for index, cell in enumerate(cells) if _nbgrader(cell).get("grade_id") == "part-8")
+    return failing_visible_tests({**exercise, "cells": cells[:last]})
+
+
+@pytest.mark.parametrize("grade_id", ["decoder-input-and-output", "greedy-decode"])
+def test_final_project_defect_fails_its_own_visible_test(grade_id):
+    failing = visible_tests_before_training({grade_id: FINAL_PROJECT_DEFECTS[grade_id]})
+    assert failing == {f"test-{grade_id}"}, f"defective {grade_id}: the failing visible tests are {sorted(failing)}"
+
+
+def test_final_project_variants_pass_the_visible_tests():
+    failing = visible_tests_before_training(FINAL_PROJECT_VARIANTS)
+    assert failing == set(), f"the variants fail the visible tests {sorted(failing)}"
 
 
 def test_final_project_part_8_with_empty_hypotheses_fails_its_visible_test():
@@ -674,16 +755,35 @@ def test_final_project_part_8_with_empty_hypotheses_fails_its_visible_test():
         exec(compile(cells["test-train-and-evaluate"], "test-train-and-evaluate", "exec"), namespace)
 
 
-def test_final_project_part_8_with_empty_hypotheses_loses_part_8s_points_only(course, tmp_path):
-    """One autograde run (about a minute: the graded run trains 250 updates): the hidden exact-match floor and the
-    visible test both refuse empty hypotheses, and nothing else is lost."""
+@pytest.fixture(scope="module")
+def final_project_graded(course, tmp_path_factory) -> dict:
+    """One autograde run of two final projects (a few minutes: each graded run trains 250 updates)."""
     solution = solution_notebook(FINAL_PROJECT)
     submissions = write_submissions(
-        tmp_path, FINAL_PROJECT, {"empty": with_answers(solution, {"train-and-evaluate": EMPTY_HYPOTHESES})}
+        tmp_path_factory.mktemp("teach-final-project"),
+        FINAL_PROJECT,
+        {
+            "variants": with_answers(solution, FINAL_PROJECT_VARIANTS),
+            "defects": with_answers(solution, FINAL_PROJECT_DEFECTS),
+        },
     )
-    result = grade(course, FINAL_PROJECT, submissions, limits=CLASS_LIMITS)["empty"]
-    expected = full_marks(FINAL_PROJECT) - points_of(solution, {"test-train-and-evaluate"})
+    return grade(course, FINAL_PROJECT, submissions, limits=CLASS_LIMITS, jobs=2)
+
+
+def test_final_project_written_another_way_scores_full_marks(final_project_graded):
+    result = final_project_graded["variants"]
+    assert result.status == "graded", result.message
+    assert result.score == full_marks(FINAL_PROJECT), f"variants scored {result.score}, expected full marks"
+
+
+def test_final_project_defects_lose_their_own_parts_points_only(final_project_graded):
+    """Empty hypotheses in part 8, a shifting bug in part 4 and a decoder reading the wrong position in part 6:
+    the hidden exact-match floor and the visible test refuse part 8, and parts 5 and 7, graded with the reference
+    shift and step, keep their points."""
+    result = final_project_graded["defects"]
+    expected = full_marks(FINAL_PROJECT) - points_of(solution_notebook(FINAL_PROJECT), FINAL_PROJECT_DEFECT_TESTS)
     assert result.status == "graded", result.message
     assert result.score == expected, (
-        f"empty hypotheses scored {result.score}, expected {expected}: full marks less part 8's points only"
+        f"the defects scored {result.score}, expected {expected}: full marks less the points of "
+        f"{sorted(FINAL_PROJECT_DEFECT_TESTS)} only"
     )

@@ -235,8 +235,8 @@ class SandboxedExecute(NbGraderPreprocessor):
     def preprocess(self, nb: NotebookNode, resources: dict) -> tuple[NotebookNode, dict]:
         course = Course(Path.cwd())  # nbgrader runs in the course root
         assignment, student, notebook_id = (resources["nbgrader"][key] for key in ("assignment", "student", "notebook"))
-        limits = GradingLimits(**json.loads(self.limits)) if self.limits else GradingLimits()
         policy = course.policy(assignment)
+        limits = policy.applied_to(GradingLimits(**json.loads(self.limits)) if self.limits else GradingLimits())
         source = course.source_notebook(assignment, notebook_id)
         hidden = {grade_id: split_hidden_tests(text) for grade_id, text in course.test_cells(source).items()}
         verdicts = resources.setdefault(VERDICTS, {})
