@@ -614,6 +614,22 @@ VISIBLE_DEFECTS = {
         "return self.norm(self.dropout(x + sublayer(x)))",
         "test-sublayer-connection",
     ),
+    # LayerNorm forgives h -> a·h + b, so these passed a Post-LN test around h -> 2h + 1; the encoder layer's test
+    # passes them, as its output is what the learner's own sublayers give.
+    "Post-LN forgets the residual": (
+        "05-residuals-layernorm",
+        "sublayer-connection",
+        "return self.norm(x + self.dropout(sublayer(x)))  # Post-LN",
+        "return self.norm(self.dropout(sublayer(x)))",
+        "test-sublayer-connection",
+    ),
+    "Post-LN doubles the branch": (
+        "05-residuals-layernorm",
+        "sublayer-connection",
+        "return self.norm(x + self.dropout(sublayer(x)))  # Post-LN",
+        "return self.norm(x + 2 * self.dropout(sublayer(x)))",
+        "test-sublayer-connection",
+    ),
     "Pre-LN drops out the residual sum": (
         "05-residuals-layernorm",
         "sublayer-connection",
