@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-
-from matplotlib.figure import Figure
+from typing import TYPE_CHECKING
 
 from .checkpoint import write_atomically
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 
 def plot_training_curves(history: dict, path: str | Path | None = None, title: str | None = None) -> Figure:
@@ -22,6 +24,8 @@ def plot_training_curves(history: dict, path: str | Path | None = None, title: s
     Returns:
         the figure (a notebook displays it).
     """
+    from matplotlib.figure import Figure  # here, not at the top: the commands start without matplotlib
+
     figure = Figure(figsize=(10, 4), layout="constrained")
     losses, scores = figure.subplots(1, 2)
     train, validation = history.get("train", []), history.get("validation", [])
