@@ -164,6 +164,13 @@ def test_the_beam_tree_draws_every_kept_hypothesis_with_its_score(tiny_model):
     ]
     assert nodes == expected and len(ax.lines) == len(expected)
     coloured = [
-        text for text in ax.texts if to_hex(text.get_bbox_patch().get_facecolor()) == to_hex(mechanisms.HIGHLIGHT)
+        text.get_text()
+        for text in ax.texts
+        if to_hex(text.get_bbox_patch().get_facecolor()) == to_hex(mechanisms.HIGHLIGHT)
     ]
-    assert len(coloured) == len(steps) and "3 beams" in ax.get_title()
+    rank, returned = 0, []  # the hypothesis beam_search returns, followed back from its last step
+    for step in reversed(steps):
+        if not step["was_finished"][step["origin"][rank]]:
+            returned.append(f"t{step['token'][rank]}\n{step['score'][rank]:.2f}")
+        rank = step["origin"][rank]
+    assert coloured == returned[::-1] and "3 beams" in ax.get_title()
