@@ -1,8 +1,9 @@
 """The book's own programs: what the chapters run, record and draw, built on the package's library.
 
 The model (``transformer_course``), the data (``.data``), decoding and the §5 training library
-(``.training``) are what a reader reuses; this wing is what the book itself needs of them. Nothing
-outside it imports it: ``training`` and the model's modules never reach up here.
+(``.training``) are what a reader reuses; this wing is what the book itself needs of them. Only the
+command line imports it: ``training``, ``data`` and the model's modules never reach up here (a test
+in ``tests/test_book_run.py`` reads their imports).
 
 ==================  ==============================================================
 ``book_run``        the book's numbers model: trained by chapter 8, loaded by chapter 9
@@ -11,6 +12,7 @@ outside it imports it: ``training`` and the model's modules never reach up here.
 ``commands``        the ``record`` and ``variations`` commands
 ``diagrams``        the paper's Figures 1 and 2, with the shapes of a real forward pass
 ``plots``           attention heat maps
+``mechanisms``      pictures of the mechanisms, from the package's own tensors and functions
 ==================  ==============================================================
 
     from transformer_course.book_programs import book_numbers_run
