@@ -2,8 +2,11 @@
 
 import argparse
 import dataclasses
+import importlib
 import json
 import shutil
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -263,3 +266,31 @@ def test_every_command_refuses_an_unknown_device_in_one_line(command, trained_ru
     with pytest.raises(SystemExit):
         main([*argv, "--device", "gpu"])
     assert "argument --device: unknown device 'gpu'" in capsys.readouterr().err
+
+
+def test_each_command_group_registers_the_commands_cli_names_for_it():
+    from transformer_course.cli import COMMAND_GROUPS
+
+    for module, names in COMMAND_GROUPS.items():
+        parser = argparse.ArgumentParser()
+        importlib.import_module(module).register(parser.add_subparsers())
+        subcommands = next(action for action in parser._actions if isinstance(action, argparse._SubParsersAction))
+        registered = tuple(subcommands.choices)
+        assert registered == names, f"{module} registers {registered}, cli names {names}"
+
+
+@pytest.mark.parametrize("command", ["check", "autograde"])
+def test_grading_commands_start_without_the_training_stack_or_matplotlib(command):
+    """A fresh interpreter parses the command's help; the modules it loaded are listed on stdout."""
+    program = (
+        "import sys\n"
+        "from transformer_course.cli import main\n"
+        f"try:\n    main([{command!r}, '--help'])\nexcept SystemExit:\n    pass\n"
+        "print('LOADED', ' '.join(sorted(sys.modules)))\n"
+    )
+    finished = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=120, check=True)
+    loaded = set(finished.stdout.split("LOADED", 1)[1].split())
+    unwanted = {name for name in loaded if name.split(".")[0] == "matplotlib"} | {
+        name for name in loaded if name.startswith(("transformer_course.training", "transformer_course.book_programs"))
+    }
+    assert not unwanted, f"transformer-course {command} --help loaded {sorted(unwanted)[:8]}"

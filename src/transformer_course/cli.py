@@ -16,29 +16,37 @@ Each group of commands lives beside the code it drives and registers itself here
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 
 from . import __version__
-from .book_programs import commands as book_commands
 from .data.download import DownloadError
-from .grading import commands as grading_commands
-from .training import commands as training_commands
+
+# The module that registers each group of commands, and the commands it registers. A command imports its own
+# group only, so that ``check`` and ``autograde`` start without the training stack or matplotlib
+# (tests/test_cli.py checks these names against what each module registers).
+COMMAND_GROUPS = {
+    "transformer_course.grading.commands": ("release", "autograde", "check"),
+    "transformer_course.training.commands": ("train", "evaluate"),
+    "transformer_course.book_programs.commands": ("record", "variations"),
+}
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command, or of ``command``'s group alone when it names one."""
     parser = argparse.ArgumentParser(prog="transformer-course", description=__doc__.split("\n\n")[0])
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     subcommands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    grading_commands.register(subcommands)
-    training_commands.register(subcommands)
-    book_commands.register(subcommands)
+    groups = [module for module, names in COMMAND_GROUPS.items() if command in names] or list(COMMAND_GROUPS)
+    for module in groups:
+        importlib.import_module(module).register(subcommands)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     """Parse ``argv`` and run the chosen command; returns the process exit code."""
     argv = sys.argv[1:] if argv is None else list(argv)
-    arguments = build_parser().parse_args(argv)
+    arguments = build_parser(argv[0] if argv else None).parse_args(argv)
     arguments.command_line = ["transformer-course", *argv]  # as typed, for the records of a run
     try:
         return arguments.run(arguments) or 0
