@@ -516,6 +516,301 @@ RESIDUALS_DEFECTS = {
 }
 RESIDUALS_DEFECT_TESTS = {"test-sublayer-connection", "test-positionwise-feed-forward"}
 
+# ----------------------------------------------------------------------------- assignment 6
+
+COMPLEXITY = "06-complexity"
+COMPLEXITY_VARIANTS = {
+    "self-attention-flops": """
+def self_attention_flops(n, d):
+    return 4 * d * n**2
+""",
+    "recurrent-flops": """
+def recurrent_flops(n, d):  # position by position, product by product
+    total = 0
+    for _ in range(n):
+        for _weight in ("W_hh", "W_xh"):
+            total += 2 * d * d
+    return total
+""",
+    "convolution-flops": """
+def convolution_flops(n, d, k):  # a (d x k d) matrix times the k stacked input vectors, at every position
+    return n * 2 * d * (k * d)
+""",
+    "sequential-operations": """
+def sequential_operations(layer, n):
+    steps = {"self-attention": 1, "recurrent": n, "convolution": 1, "dilated-convolution": 1}
+    if layer not in steps:
+        raise ValueError(f"{layer} is none of " + ", ".join(steps))
+    return steps[layer]
+""",
+    "maximum-path-length": """
+def maximum_path_length(layer, n, k=3):  # math.ceil of an exact fraction, an integer logarithm by powers
+    from fractions import Fraction
+
+    if layer == "self-attention":
+        return 1
+    if layer == "recurrent":
+        return n - 1
+    if layer == "convolution":
+        return math.ceil(Fraction(n - 1, k - 1))
+    if layer == "dilated-convolution":
+        return next(depth for depth in range(n + 1) if k**depth >= n)
+    raise ValueError(f"layer must be one of {LAYERS}, not {layer!r}")
+""",
+    "crossover-length": """
+def crossover_length(d):  # bisection: attention is cheaper below the crossover, not above it
+    low, high = 0, 1
+    while self_attention_flops(high, d) < recurrent_flops(high, d):
+        low, high = high, 2 * high
+    while high - low > 1:
+        middle = (low + high) // 2
+        if self_attention_flops(middle, d) < recurrent_flops(middle, d):
+            low = middle
+        else:
+            high = middle
+    return high
+""",
+    "activation-bytes": """
+def activation_bytes(layer, batch, n, d, heads=8, bytes_per_value=4):
+    shapes = {"self-attention": (batch, heads, n, n), "recurrent": (batch, n, d), "convolution": (batch, n, d)}
+    if layer not in shapes:
+        raise ValueError(f"layer {layer!r} is not one of {sorted(shapes)}")
+    return math.prod(shapes[layer]) * bytes_per_value
+""",
+    "crossover-numbers": """
+base_crossover = crossover_length(384)
+sentence_cost_ratio = 512 / 50  # n d^2 / (n^2 d) = d / n
+long_attention_mib = 8 * 4096**2 * 4 / 2**20
+long_recurrent_mib = float(4096 * 512 * 4) / 1024 / 1024
+""",
+    "time-attention": """
+def time_attention(length, d_k=64, heads=2, repeats=5):  # no_grad, nanoseconds, a list of timings
+    query, key, value = torch.randn(3, 1, heads, length, d_k).unbind(0)
+    with torch.no_grad():
+        tc.scaled_dot_product_attention(query, key, value)
+        timings = []
+        for _ in range(repeats):
+            start = time.thread_time_ns()
+            tc.scaled_dot_product_attention(query, key, value)
+            timings.append((time.thread_time_ns() - start) / 1e9)
+    return min(timings)
+""",
+    "fit-exponent": """
+def fit_exponent(lengths, seconds):  # statistics.linear_regression on math.log
+    import statistics
+
+    return statistics.linear_regression([math.log(n) for n in lengths], [math.log(t) for t in seconds]).slope
+""",
+    "attention-timing": """
+seconds = list(map(time_attention, lengths))
+measured_exponent = float(fit_exponent(tuple(lengths), tuple(seconds)))
+""",
+    "block-diagonal-attention": """
+def block_diagonal_attention(query, key, value, block_size):  # einsum over (blocks, b, d) views, softmax by hand
+    n = query.shape[-2]
+    if key.shape[-2] != n or value.shape[-2] != n or n % block_size:
+        raise ValueError(f"lengths {n}, {key.shape[-2]}, {value.shape[-2]} and block_size {block_size} do not fit")
+    q, k, v = (x.unflatten(-2, (n // block_size, block_size)) for x in (query, key, value))
+    scores = torch.einsum("...iqd,...ikd->...iqk", q, k) / math.sqrt(query.shape[-1])
+    weights = (scores - scores.amax(dim=-1, keepdim=True)).exp()
+    weights = weights / weights.sum(dim=-1, keepdim=True)
+    return torch.einsum("...iqk,...ikd->...iqd", weights, v).flatten(-3, -2)
+""",
+    "block-sparse-flops": """
+def block_sparse_flops(n, d, block_size):
+    return 4 * n * block_size * d
+""",
+    "block-sparse-numbers": """
+dense_flops = 4 * sparse_n**2 * sparse_d
+sparse_flops = block_sparse_flops(sparse_n, sparse_d, sparse_block)
+flops_saving = sparse_n / sparse_block
+with torch.device("meta"):
+    q = torch.empty(1, sparse_n, sparse_d)
+measured_saving = counted_flops(lambda: tc.scaled_dot_product_attention(q, q, q)) / counted_flops(
+    lambda: block_diagonal_attention(q, q, q, sparse_block)
+)
+""",
+    "self-attention-cache-bytes": """
+def self_attention_cache_bytes(layers, batch, heads, d_k, generated_length, bytes_per_value):
+    return math.prod((2, layers, batch, heads, d_k, generated_length, bytes_per_value))
+""",
+    "cross-attention-cache-bytes": """
+def cross_attention_cache_bytes(layers, batch, heads, d_k, source_length, bytes_per_value):  # layer by layer
+    per_layer = {"keys": batch * heads * source_length * d_k, "values": batch * heads * source_length * d_k}
+    return sum(sum(per_layer.values()) * bytes_per_value for _ in range(layers))
+""",
+    "base-model-cache": """
+base_self_cache_bytes = self_attention_cache_bytes(6, 32, 8, 64, 80, 2)
+base_cross_cache_bytes = cross_attention_cache_bytes(6, 32, 8, 64, 60, 2)
+bytes_per_generated_token = self_attention_cache_bytes(6, 32, 8, 64, 1, 2)
+big_to_base_cache_ratio = 16 / 8  # the heads double, nothing else changes
+""",
+}
+
+# One defect in every function that later parts build on or stand beside; the parts built on them (crossover_length and
+# block_sparse_flops, graded with the reference counts) and every stored number (accepted when it is what the learner's
+# own functions give) are left right, and keep their points.
+COMPLEXITY_DEFECTS = {
+    "self-attention-flops": _solution_with(
+        COMPLEXITY,
+        "self-attention-flops",
+        "return 2 * n * n * d + 2 * n * n * d",
+        "return n * n * d + n * n * d  # multiply-adds: the factor 2 forgotten",
+    ),
+    "recurrent-flops": _solution_with(
+        COMPLEXITY,
+        "recurrent-flops",
+        "return n * (2 * d * d + 2 * d * d)",
+        "return n * 2 * d * d  # W_xh x_t forgotten",
+    ),
+    "convolution-flops": _solution_with(
+        COMPLEXITY,
+        "convolution-flops",
+        "return n * k * 2 * d * d",
+        "return n * 2 * d * d  # the kernel width forgotten",
+    ),
+    "sequential-operations": _solution_with(
+        COMPLEXITY,
+        "sequential-operations",
+        'return n if layer == "recurrent" else 1',
+        'return n - 1 if layer == "recurrent" else 1  # hand-overs, not operations',
+    ),
+    "maximum-path-length": _solution_with(
+        COMPLEXITY, "maximum-path-length", "return n - 1", "return n  # positions, not hand-overs"
+    ),
+    "activation-bytes": _solution_with(
+        COMPLEXITY,
+        "activation-bytes",
+        "return batch * heads * n * n * bytes_per_value",
+        "return batch * n * n * bytes_per_value  # the heads forgotten",
+    ),
+    "time-attention": _solution_with(
+        COMPLEXITY, "time-attention", "for _ in range(repeats):", "for _ in range(1):  # repeats ignored"
+    ),
+    "fit-exponent": _solution_with(
+        COMPLEXITY,
+        "fit-exponent",
+        "return (((x - x.mean()) * (y - y.mean())).sum() / ((x - x.mean()) ** 2).sum()).item()",
+        "return ((y[-1] - y[0]) / (x[-1] - x[0])).item()  # the first and the last point only",
+    ),
+    "block-diagonal-attention": _solution_with(
+        COMPLEXITY,
+        "block-diagonal-attention",
+        "output, _ = tc.scaled_dot_product_attention(split(query), split(key), split(value))",
+        "output, _ = tc.scaled_dot_product_attention(query, key, value)  # across the blocks",
+    ),
+    "self-attention-cache-bytes": _solution_with(
+        COMPLEXITY,
+        "self-attention-cache-bytes",
+        "return 2 * layers * batch * heads * generated_length * d_k * bytes_per_value  # keys and values",
+        "return layers * batch * heads * generated_length * d_k * bytes_per_value  # the keys only",
+    ),
+    "cross-attention-cache-bytes": _solution_with(
+        COMPLEXITY,
+        "cross-attention-cache-bytes",
+        "return 2 * layers * batch * heads * source_length * d_k * bytes_per_value",
+        "return 2 * batch * heads * source_length * d_k * bytes_per_value  # one layer's",
+    ),
+}
+COMPLEXITY_DEFECT_TESTS = {f"test-{grade_id}" for grade_id in COMPLEXITY_DEFECTS}
+
+# Defects of the parts built on others and of the stored numbers, and more of the same answer cells, each checked
+# against the visible tests alone: (answer cell, text replaced, replacement, the test cell that must fail).
+COMPLEXITY_VISIBLE_DEFECTS = {
+    "self-attention FLOPs of the scores only": (
+        "self-attention-flops",
+        "return 2 * n * n * d + 2 * n * n * d",
+        "return 2 * n * n * d",
+        "test-self-attention-flops",
+    ),
+    "convolutions' path without the ceiling": (
+        "maximum-path-length",
+        "return -(-(n - 1) // (k - 1))",
+        "return (n - 1) // (k - 1)",
+        "test-maximum-path-length",
+    ),
+    "dilated path by math.log": (
+        "maximum-path-length",
+        "layers, field = 0, 1\n    while field < n:",
+        "return math.ceil(math.log(n, k))\n    layers, field = 0, 1\n    while field < n:",
+        "test-maximum-path-length",
+    ),
+    "crossover one past the first length": (
+        "crossover-length",
+        "while self_attention_flops(n, d) < recurrent_flops(n, d):",
+        "while self_attention_flops(n, d) <= recurrent_flops(n, d):",
+        "test-crossover-length",
+    ),
+    "activation error that names no layer": (
+        "activation-bytes",
+        'raise ValueError(f"unknown layer {layer!r}; expected self-attention, recurrent or convolution")',
+        'raise ValueError("unknown layer")',
+        "test-activation-bytes",
+    ),
+    "cost ratio upside down": (
+        "crossover-numbers",
+        "sentence_cost_ratio = recurrent_flops(50, 512) / self_attention_flops(50, 512)",
+        "sentence_cost_ratio = self_attention_flops(50, 512) / recurrent_flops(50, 512)",
+        "test-crossover-numbers",
+    ),
+    "timing without the heads": (
+        "time-attention",
+        "(torch.randn(1, heads, length, d_k) for _ in range(3))",
+        "(torch.randn(1, length, d_k) for _ in range(3))",
+        "test-time-attention",
+    ),
+    "exponent fitted with the axes swapped": (
+        "attention-timing",
+        "measured_exponent = fit_exponent(lengths, seconds)",
+        "measured_exponent = fit_exponent(seconds, lengths)",
+        "test-attention-timing",
+    ),
+    "blocks of n / b positions instead of b": (
+        "block-diagonal-attention",
+        "return x.reshape(*x.shape[:-2], blocks, block_size, x.size(-1))",
+        "return x.reshape(*x.shape[:-2], block_size, blocks, x.size(-1))",
+        "test-block-diagonal-attention",
+    ),
+    "block attention that never checks the length": (
+        "block-diagonal-attention",
+        "if n % block_size != 0:",
+        "if False:",
+        "test-block-diagonal-attention",
+    ),
+    "block-sparse count of one block": (
+        "block-sparse-flops",
+        "return (n // block_size) * self_attention_flops(block_size, d)",
+        "return self_attention_flops(block_size, d)",
+        "test-block-sparse-flops",
+    ),
+    "saving upside down": (
+        "block-sparse-numbers",
+        "flops_saving = dense_flops / sparse_flops",
+        "flops_saving = sparse_flops / dense_flops",
+        "test-block-sparse-numbers",
+    ),
+    "cache in values, not bytes": (
+        "self-attention-cache-bytes",
+        " * d_k * bytes_per_value",
+        " * d_k",
+        "test-self-attention-cache-bytes",
+    ),
+    "growth per token of one sentence": (
+        "base-model-cache",
+        "bytes_per_generated_token = self_attention_cache_bytes(6, 32, 8, 64, 81, 2) - base_self_cache_bytes",
+        "bytes_per_generated_token = self_attention_cache_bytes(6, 1, 8, 64, 1, 2)",
+        "test-base-model-cache",
+    ),
+}
+
+
+@pytest.mark.parametrize("defect", sorted(COMPLEXITY_VISIBLE_DEFECTS))
+def test_the_visible_tests_of_assignment_6_catch(defect):
+    grade_id, old, new, test_cell = COMPLEXITY_VISIBLE_DEFECTS[defect]
+    answers = {**solution_answers(COMPLEXITY), grade_id: _solution_with(COMPLEXITY, grade_id, old, new)}
+    failing = failing_visible_tests(with_answers(exercise_notebook(COMPLEXITY), answers))
+    assert failing == {test_cell}, f"{defect}: the failing visible tests are {sorted(failing)}, expected {test_cell}"
+
 
 CASES = {
     "01-attention": (ATTENTION_VARIANTS, ATTENTION_DEFECTS, ATTENTION_DEFECT_TESTS),
@@ -523,6 +818,7 @@ CASES = {
     "03-positional-encoding": (POSITIONAL_VARIANTS, POSITIONAL_DEFECTS, POSITIONAL_DEFECT_TESTS),
     "04-masks": (MASKS_VARIANTS, MASKS_DEFECTS, MASKS_DEFECT_TESTS),
     "05-residuals-layernorm": (RESIDUALS_VARIANTS, RESIDUALS_DEFECTS, RESIDUALS_DEFECT_TESTS),
+    "06-complexity": (COMPLEXITY_VARIANTS, COMPLEXITY_DEFECTS, COMPLEXITY_DEFECT_TESTS),
 }
 
 
