@@ -9,9 +9,9 @@
 
 A test with none of these is in the unit layer (``-m "not needs_nbgrader and not needs_bwrap and not
 book and not slow"``) and fails after :data:`UNIT_TIMEOUT` seconds; the others keep pyproject.toml's
-``timeout``. pyproject.toml loads this plugin (``-p suite_layers``, with ``tests`` on ``pythonpath``)
-so that it holds for every run, even one that names a single file, which a conftest.py below
-``tests/`` would not see. A module that imports nbgrader itself skips at its top with
+``timeout``. pyproject.toml loads this plugin for every run (``-p suite_layers``, with ``tests`` on
+``pythonpath``): the layers are the suite's policy, kept beside pyproject's list of markers rather than
+among tests/conftest.py's fixtures. A module that imports nbgrader itself skips at its top with
 ``pytest.importorskip("nbgrader", reason=NBGRADER_MISSING)`` (tests/grading_support.py does, for
 the modules that import it).
 """
