@@ -281,12 +281,14 @@ def _screenshot(
     driver.get(f"{site_url}/{page}.html")
     driver.execute_async_script(_WAIT_FOR_MATHJAX)
     if scroll_to_first_figure or scroll_to:
-        driver.execute_script(
+        found = driver.execute_script(
             "const section = arguments[0] ? document.querySelector(`section[id^='${arguments[0]}']`) : null;"
             "const image = (section || document).querySelector('main img, section img');"
-            "if (image) image.scrollIntoView({block: 'center'});",
+            "if (image) image.scrollIntoView({block: 'center'});"
+            "return Boolean(image) && (!arguments[0] || Boolean(section));",
             scroll_to,
         )
+        assert found, f"{page}: no figure in a section whose id starts with {scroll_to!r}"
         time.sleep(0.5)
     SCREENSHOT_DIR.mkdir(parents=True, exist_ok=True)
     driver.save_screenshot(str(SCREENSHOT_DIR / name))
@@ -307,6 +309,16 @@ def visits(browser, site_url) -> dict[str, PageVisit]:
     _screenshot(browser, site_url, "book/09-decoding", "09-every-head.png", scroll_to="every-head")
     # Table 3 at small scale: every seed's score of every variant, against the base's spread.
     _screenshot(browser, site_url, "book/08-training", "08-table-3.png", scroll_to="the-paper-s-table-3")
+    # The mechanisms, drawn from the package's own tensors and functions.
+    for page, name, section in (
+        ("book/01-attention", "01-qkv.png", "the-three-projections"),
+        ("book/02-multi-head-attention", "02-head-split.png", "the-equations"),
+        ("book/05-residuals-layernorm", "05-post-ln-pre-ln.png", "where-should-the-layernorm-go"),
+        ("book/06-complexity", "06-path-lengths.png", "a-relay-race"),
+        ("book/08-training", "08-batch-padding.png", "batches-of-similar-length"),
+        ("book/09-decoding", "09-beam-tree.png", "decoding-greedy-and-beam-search"),
+    ):
+        _screenshot(browser, site_url, page, name, scroll_to=section)
     return seen
 
 
