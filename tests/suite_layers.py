@@ -31,12 +31,7 @@ NBGRADER_MISSING = "needs nbgrader, the grading extra: pip install 'transformer-
 BWRAP_MISSING = "needs bubblewrap for the grading sandbox: apt-get install bubblewrap"
 
 
-@pytest.hookimpl(tryfirst=True)  # before -m deselects: the old marker's tests are in the grading layers
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    for item in items:  # the old ``grading`` marker, until the last module that carries it moves on
-        if item.get_closest_marker("grading") is not None:
-            item.add_marker(pytest.mark.needs_nbgrader)
-            item.add_marker(pytest.mark.needs_bwrap)
     missing = {
         "needs_nbgrader": NBGRADER_MISSING if importlib.util.find_spec("nbgrader") is None else None,
         "needs_bwrap": BWRAP_MISSING if shutil.which("bwrap") is None else None,

@@ -25,7 +25,7 @@ import pytest
 import torch
 from grading_support import CLASS_LIMITS, exercise_notebook, full_marks, grade, solution_notebook, write_submissions
 
-pytestmark = pytest.mark.grading
+pytestmark = [pytest.mark.needs_nbgrader, pytest.mark.needs_bwrap]  # grades in the sandbox
 
 
 def _nbgrader(cell: dict) -> dict:
