@@ -1,5 +1,7 @@
-"""Shared fixtures: the device a test runs on (the CPU, and a CUDA GPU when present), a scratch course,
-the test data; and one CPU thread, which keeps timings of small tensor work steady on a busy machine."""
+"""Shared fixtures: the device a test runs on (the CPU, and a CUDA GPU when present), the test data, the
+training tests' tiny model and task; and one CPU thread, which keeps timings of small tensor work steady on a
+busy machine. What each layer needs is tests/suite_layers.py's; the grading tests' course is
+tests/grading/conftest.py's."""
 
 from __future__ import annotations
 
@@ -11,20 +13,6 @@ import torch
 torch.set_num_threads(1)
 
 FIXTURES = Path(__file__).parent / "fixtures"
-
-# The slower layers live in folders named for their marker. When a run deselects a layer
-# (`-m "not grading and not book"`), its folder is not even imported, so the unit layer needs only
-# the `test` extra, not the grading or book packages.
-LAYER_FOLDERS = ("grading", "book")
-
-
-def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
-    deselected = config.getoption("markexpr") or ""
-    for layer in LAYER_FOLDERS:
-        folder = Path(__file__).parent / layer
-        if f"not {layer}" in deselected and (collection_path == folder or folder in collection_path.parents):
-            return True
-    return None
 
 
 @pytest.fixture(
@@ -44,14 +32,6 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
 def device(request: pytest.FixtureRequest) -> torch.device:
     """The device a test runs on: ``cpu``, then ``cuda`` when a GPU exists."""
     return torch.device(request.param)
-
-
-@pytest.fixture(scope="session")
-def course(tmp_path_factory):
-    """A scratch copy of the course (solutions, exercises, nbgrader config) that grading may write into."""
-    from grading_support import copy_course  # the grading packages, only for the tests that grade
-
-    return copy_course(tmp_path_factory.mktemp("course"))
 
 
 @pytest.fixture
