@@ -5,14 +5,18 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+import transformer_course
 from suite_layers import NBGRADER_MISSING
 
 pytest.importorskip("nbformat", reason=NBGRADER_MISSING)  # the runner's outputs are nbformat's
 
 from transformer_course.grading.probe import MIME
-from transformer_course.grading.runner import MAX_LINE, MAX_OUTPUTS, Runner, capped, trimmed
+from transformer_course.grading.runner import MAX_LINE, MAX_OUTPUTS, Runner, capped, runner_command, trimmed
+
+PACKAGE_ROOT = Path(transformer_course.__file__).resolve().parents[1]
 
 
 def _fake_runner(answer_code: str, grace_seconds: float = 5) -> Runner:
@@ -134,7 +138,7 @@ def test_outputs_beyond_the_budget_are_dropped_with_a_note():
 def kernel_runner():
     """The real runner, unsandboxed: a Jupyter kernel that takes requests one cell at a time."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "transformer_course.grading.runner"],
+        runner_command(sys.executable, PACKAGE_ROOT),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -159,3 +163,15 @@ def test_a_keyboard_interrupt_the_cell_raises_itself_is_not_a_timeout(kernel_run
     reply = kernel_runner.execute("raise KeyboardInterrupt", timeout=10, output_limit=10_000)
     assert reply.problem is None, f"expected no problem, got {reply.problem!r}"
     assert reply.outputs[-1]["ename"] == "KeyboardInterrupt", reply.outputs
+
+
+@pytest.mark.needs_nbgrader  # a real Jupyter kernel
+def test_the_runner_starts_without_importing_torch_or_the_course_package():
+    """Only the kernel needs them: imported by the runner too, they cost every submission seconds of CPU."""
+    command = runner_command(sys.executable, PACKAGE_ROOT)
+    started = subprocess.run(
+        [command[0], "-X", "importtime", *command[1:]], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120
+    )
+    imported = {line.rsplit("|", 1)[-1].strip() for line in started.stderr.splitlines() if line.startswith("import time:")}
+    assert "nbclient" in imported, started.stderr[-2000:]
+    assert not {"torch", "transformer_course"} & imported, sorted({"torch", "transformer_course"} & imported)

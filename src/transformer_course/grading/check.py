@@ -26,6 +26,7 @@ from nbgrader import utils
 from .course import CourseError, edited_locked_cells
 from .execute import execute_notebook, notebook_problem, started
 from .limits import GradingLimits
+from .runner import runner_command
 from .sandbox import Launch
 
 
@@ -63,7 +64,7 @@ def check_notebook(path: Path | str, cell_timeout: int = 600) -> CheckReport:
     notebook = nbformat.read(path, as_version=4)
     edited = set(edited_locked_cells(notebook, notebook))
     limits = GradingLimits(cell_timeout=cell_timeout, submission_timeout=24 * 3600)
-    runner = [sys.executable, "-m", "transformer_course.grading.runner"]
+    runner = runner_command(sys.executable, Path(__file__).resolve().parents[2])
     with started(
         Launch([], runner, dict(os.environ, NBGRADER_EXECUTION="validate"), path.parent.resolve()), limits
     ) as session:

@@ -15,7 +15,8 @@ and shell escapes included) with Python's ``ast`` and lists each finding, for ``
 ``review`` column and the feedback page. The score stands: the instructor decides.
 
 Reading code is bounded like running it: :func:`bounded_review` reviews one submission in a process
-of its own (``python -m transformer_course.grading.review``) with a time limit, and only up to
+of its own (this file run as an isolated script, ``python -I review.py``, which starts without the
+course package and torch) with a time limit, and only up to
 :data:`MAX_REVIEWED_BYTES` of the learner's code. A submission past either limit is not reviewed and
 is flagged as such; it never holds up the class.
 """
@@ -136,7 +137,7 @@ def bounded_review(
     request = json.dumps({"cells": cells, "library_implementations": library_implementations})
     try:
         done = subprocess.run(
-            [sys.executable, "-m", __name__],
+            [sys.executable, "-I", __file__],
             input=request,
             capture_output=True,
             text=True,

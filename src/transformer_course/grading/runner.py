@@ -1,6 +1,6 @@
 """Run code cells one request at a time in a fresh Jupyter kernel: the program inside the sandbox.
 
-    python -m transformer_course.grading.runner
+    python -I <package root>/transformer_course/grading/runner.py      (see :func:`runner_command`)
 
 It starts a kernel with nbclient (as nbgrader does) and then reads one JSON request per line on
 standard input, executes its code as a cell, and answers one JSON line on standard output::
@@ -37,6 +37,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import nbformat
 
@@ -48,6 +49,16 @@ KEPT_MIME_TYPES = ("text/plain", "image/png", "image/jpeg")  # what the feedback
 
 
 # ----------------------------------------------------------------------------- inside the sandbox
+
+
+def runner_command(python: Path | str, package_root: Path | str) -> list[str]:
+    """How to start the runner of the course package that lies in ``package_root``.
+
+    It runs as a script, isolated (``-I``), not as ``-m transformer_course.grading.runner``: so it starts
+    without the package's ``__init__``, which imports torch (seconds of CPU per submission). Only the
+    kernel needs the package, and the learner's notebook imports it there.
+    """
+    return [str(python), "-I", str(Path(package_root) / "transformer_course" / "grading" / "runner.py")]
 
 
 def serve() -> None:

@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .limits import GradingLimits
+from .runner import runner_command
 
 WORKING_DIRECTORY = "/submission"  # the kernel's working directory inside the sandbox
 PACKAGE_DIRECTORY = "/opt/transformer-course"  # where the redacted course package is mounted
@@ -278,7 +279,7 @@ def runner_launch(spec: SandboxSpec, scratch: Path) -> Launch:
     ``scratch`` is a private directory of the grader; without the sandbox the runner works there.
     """
     memory = spec.limits.memory_limit_mb * 2**20
-    runner = [str(_python()), "-m", "transformer_course.grading.runner"]
+    runner = runner_command(_python(), PACKAGE_DIRECTORY if spec.sandbox else spec.package_directory)
     prlimit = ["prlimit", f"--as={memory}", "--"] if shutil.which("prlimit") else []
     settings = {
         "PYTHONPATH": PACKAGE_DIRECTORY if spec.sandbox else str(spec.package_directory),
