@@ -8,8 +8,9 @@ import sys
 from pathlib import Path
 
 import pytest
-import transformer_course
 from suite_layers import NBGRADER_MISSING
+
+import transformer_course
 
 pytest.importorskip("nbformat", reason=NBGRADER_MISSING)  # the runner's outputs are nbformat's
 
@@ -170,8 +171,14 @@ def test_the_runner_starts_without_importing_torch_or_the_course_package():
     """Only the kernel needs them: imported by the runner too, they cost every submission seconds of CPU."""
     command = runner_command(sys.executable, PACKAGE_ROOT)
     started = subprocess.run(
-        [command[0], "-X", "importtime", *command[1:]], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120
+        [command[0], "-X", "importtime", *command[1:]],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
-    imported = {line.rsplit("|", 1)[-1].strip() for line in started.stderr.splitlines() if line.startswith("import time:")}
+    imported = {
+        line.rsplit("|", 1)[-1].strip() for line in started.stderr.splitlines() if line.startswith("import time:")
+    }
     assert "nbclient" in imported, started.stderr[-2000:]
     assert not {"torch", "transformer_course"} & imported, sorted({"torch", "transformer_course"} & imported)
