@@ -28,13 +28,13 @@ c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedb
 c.OverwriteCells.add_missing_cells = True
 
 # Grading runs every submission's code in a sandbox and judges the hidden tests in the grader's own
-# process (transformer_course/grading/execute.py), and it keeps the manual scores an instructor
+# process (transformer_course/grading/sandboxed_run.py), and it keeps the manual scores an instructor
 # reviewed (transformer_course/grading/gradebook.py): nbgrader's own autograde steps, with those two
 # replaced.
 from nbgrader.converters import Autograde  # noqa: E402
 from nbgrader.preprocessors import Execute, SaveAutoGrades  # noqa: E402
 
-from transformer_course.grading.execute import SandboxedExecute  # noqa: E402
+from transformer_course.grading.sandboxed_run import SandboxedExecute  # noqa: E402
 from transformer_course.grading.gradebook import SaveAutoGradesKeepingReviews  # noqa: E402
 
 REPLACEMENTS = {Execute: SandboxedExecute, SaveAutoGrades: SaveAutoGradesKeepingReviews}

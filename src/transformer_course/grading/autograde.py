@@ -1,9 +1,10 @@
-"""Autograde a class: every submission graded by nbgrader into the gradebook, with feedback.
+"""Autograde a class: every submission graded into nbgrader's gradebook, with feedback, by one grader process.
 
-    transformer-course autograde ASSIGNMENT SUBMISSIONS_DIR [--out grades.csv] [--jobs N]
+    transformer-course autograde ASSIGNMENT SUBMISSIONS_DIR [--out grades.csv] [--jobs N] [--scheduler tcp://HOST:PORT]
 
 ``SUBMISSIONS_DIR`` holds ``<student_id>/<notebook>.ipynb`` (or nbgrader's own layout,
-``<student_id>/<assignment>/<notebook>.ipynb``). A run is a chain of steps, each with one job:
+``<student_id>/<assignment>/<notebook>.ipynb``). A run is a chain of steps, each with one job and
+each in a module of its own:
 
 1. **register** the assignment in the gradebook (nbgrader's ``generate_assignment``);
 2. **self-test**: start one sandbox with the course's interpreter and import what a notebook
@@ -12,40 +13,45 @@
 3. **intake** each folder (:mod:`transformer_course.grading.intake`): a valid student id, regular
    files only, the notebook rebuilt from what grading needs, stripped nbgrader metadata given back,
    and copied to nbgrader's ``submitted/<student_id>/<assignment>/``;
-4. **grade** the submissions in parallel, each by its own ``nbgrader autograde``:
-   nbgrader restores test cells that were edited or deleted, and
-   :mod:`transformer_course.grading.execute` runs the notebook in a sandbox and decides every test
-   cell's points itself; the learner's cells are **reviewed** meanwhile, within a time and size
-   bound (:func:`transformer_course.grading.review.bounded_review`);
-5. **feedback**: ``nbgrader generate_feedback`` for the class, made safe to open and given the
+4. **grade** each submission: **restore** it with nbgrader's sanitising steps, which put back test
+   cells that were edited or deleted (:mod:`transformer_course.grading.nbgrader_steps`); **run** it in
+   a worker (:mod:`transformer_course.grading.workers`: a process of this machine or a Dask worker),
+   in a fresh sandbox, where its hidden tests are **judged** (:mod:`transformer_course.grading.sandboxed_run`);
+   **review** the learner's cells meanwhile, within a time and size bound
+   (:func:`transformer_course.grading.review.bounded_review`); **record** the grades in the gradebook
+   and the notebook in ``autograded/`` (nbgrader's steps again). A progress bar counts the class;
+5. **feedback**: nbgrader's feedback pages for the class in one pass, made safe to open and given the
    review's findings (:mod:`transformer_course.grading.feedback`);
 6. **scores** read from the gradebook, and ``grades.csv`` written.
 
-One broken or hostile submission — a folder name that is not an id, a link or a FIFO where the
-notebook should be, invalid JSON, another assignment's notebook, an endless loop, a kernel that
-exits, unbounded memory, a fork bomb, an attack on the grader — gets its own status and message;
-all the others are graded, and nothing already in the gradebook is lost. When several submissions in
-a row find that the kernel cannot even start, the grader is at fault, not they: the run stops
-(:class:`GradingStopped`) instead of recording a class of zeros. Grading again gives the same grades.
+Only step 4's runs leave this process; the gradebook, ``autograded/``, the feedback and the CSV are
+written here alone, after the run's processes are dead. One broken or hostile submission — a folder
+name that is not an id, a link or a FIFO where the notebook should be, invalid JSON, another
+assignment's notebook, an endless loop, a kernel that exits, unbounded memory, a fork bomb, an attack
+on the grader — gets its own status and message; all the others are graded, and nothing already in
+the gradebook is lost. When several submissions in a row find that the kernel cannot even start, the
+grader is at fault, not they: the run stops (:class:`GradingStopped`) instead of recording a class of
+zeros. Grading again gives the same grades.
 """
 
 from __future__ import annotations
 
 import copy
 import csv
-import json
 import os
 import shutil
-import subprocess
 import tempfile
 import threading
+import time
 import uuid
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from collections import deque
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import nbformat
 from nbgrader.api import Gradebook, MissingEntry
+from tqdm.auto import tqdm
 
 from .course import Course, edited_locked_cells, read_json_notebook
 from .execute import KERNEL_NOT_STARTED_STATUS, notebook_problem, self_test
@@ -61,9 +67,12 @@ from .intake import (
     student_folders,
 )
 from .limits import GradingLimits
+from .nbgrader_steps import NbgraderSteps, forget
 from .release import setup_cell
 from .review import bounded_review
 from .sandbox import check_bubblewrap, remove_cgroups
+from .sandboxed_run import PackageArchive, run_notebooks, submission_run
+from .workers import Workers
 
 # Every status a submission can end with, and what it means.
 STATUSES = {
@@ -79,7 +88,7 @@ STATUSES = {
     "kernel_died": "the kernel stopped (exit(), a crash or the memory limit) before the notebook finished",
     KERNEL_NOT_STARTED_STATUS: "the kernel could not start in the sandbox: a fault of the grading machine",
     "memory_limit": "the notebook ran out of its memory limit",
-    "error": "nbgrader could not grade the notebook",
+    "error": "the grader could not grade the notebook (the message says which step failed)",
     "not_graded": "not graded: the run stopped before this submission (see the error it ended with)",
 }
 
@@ -87,8 +96,6 @@ STATUSES = {
 GRADED_STATUSES = ("graded", "tests_restored", "timeout", "memory_limit", "kernel_died", KERNEL_NOT_STARTED_STATUS)
 
 CSV_COLUMNS = ["student_id", "assignment", "score", "max_score", "status", "message", "review"]
-# Seconds nbgrader may take around a notebook's own time limit (starting, hidden tests, saving).
-NBGRADER_MARGIN = 600
 # Submissions in a row whose kernel could not start before the run is stopped as the grader's fault.
 STOP_AFTER_FAILED_STARTS = 3
 
@@ -108,6 +115,7 @@ class SubmissionResult:
     status: str
     message: str
     review: str = ""
+    seconds: dict[str, float] = field(default_factory=dict, repr=False)  # by step, for benchmarks (not in the CSV)
 
 
 def autograde(
@@ -120,6 +128,8 @@ def autograde(
     db_url: str | None = None,
     out: Path | None = None,
     sandbox: bool = True,
+    scheduler: str | None = None,
+    progress: bool = False,
 ) -> list[SubmissionResult]:
     """Grade every ``<student_id>/<notebook>.ipynb`` under ``submissions``; see the module docstring.
 
@@ -127,12 +137,15 @@ def autograde(
         course: the course directory (its root holds ``nbgrader_config.py``).
         assignment: e.g. ``"01-attention"``.
         submissions: directory of one sub-directory per student.
-        jobs: submissions graded at once (default: the number of CPU cores).
+        jobs: submissions run at once (default: the number of CPU cores here, or the cluster's worker threads).
         limits: time, memory and process limits.
         db_url: SQLAlchemy URL of the gradebook (default: SQLite ``gradebook.db`` in the root).
         out: where to write the grades CSV (optional).
         sandbox: run each submission in bubblewrap's sandbox (False gives up its protection: the
             submission's code can then read and change everything the grader's user can).
+        scheduler: address of a Dask scheduler (``tcp://HOST:PORT``) whose workers run the submissions;
+            None runs them in processes of this machine (:mod:`transformer_course.grading.workers`).
+        progress: show a progress bar over the class on standard error.
 
     Returns:
         one result per student, sorted by student id.
@@ -150,8 +163,12 @@ def autograde(
         check_bubblewrap()
     limits = limits or GradingLimits()
     db_url = db_url or course.default_db_url
-    results = _grade_class(course, assignment, submissions, jobs, limits, db_url, sandbox)
+    results = _grade_class(course, assignment, submissions, jobs, limits, db_url, sandbox, scheduler, progress)
+    started = time.perf_counter()
     finish_feedback_pages(course, assignment, results, GRADED_STATUSES, db_url)
+    graded = [result for result in results if result.status in GRADED_STATUSES]
+    for result in graded:
+        result.seconds["feedback"] = (time.perf_counter() - started) / len(graded)
     _add_scores(results, db_url, course.course_id, assignment)
     if out is not None:
         write_csv(results, Path(out))
@@ -166,40 +183,36 @@ def _grade_class(
     limits: GradingLimits,
     db_url: str,
     sandbox: bool,
+    scheduler: str | None,
+    progress: bool,
 ) -> list[SubmissionResult]:
-    """The self-test, then intake and grading of every student folder (steps 2 to 4 of the module docstring)."""
+    """The self-test, then intake and grading of every student folder (steps 2 to 5 of the module docstring)."""
     students = student_folders(submissions)
     cgroup_prefix = f"transformer-course-{uuid.uuid4().hex[:8]}"
     with tempfile.TemporaryDirectory(prefix="autograde-") as scratch:
-        package = course.redacted_package(assignment, Path(scratch) / "package")
-        settings = _GradingSettings(limits, _with_busy_timeout(db_url), package, cgroup_prefix, sandbox)
-        problem = self_test(package, limits, sandbox, Path(scratch) / "self-test")
+        package_directory = course.redacted_package(assignment, Path(scratch) / "package")
+        problem = self_test(package_directory, limits, sandbox, Path(scratch) / "self-test")
         if problem is not None:
             raise GradingStopped(problem)
         released = _register_assignment(course, assignment, db_url, Path(scratch))
         sources = {path.name: read_json_notebook(path) for path in course.source_notebooks(assignment)}
+        package = PackageArchive.of(package_directory)
+        runs = {
+            path.stem: submission_run(course, assignment, path.stem, {}, package, limits, sandbox, cgroup_prefix)
+            for path in course.source_notebooks(assignment)
+        }
         prepared = [_prepare(course, assignment, submissions, student, released, sources) for student in students]
-        starts = _FailedStarts()
+        grading = _ClassGrading(course, assignment, NbgraderSteps(course, assignment, db_url), runs, db_url)
         try:
-            with ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 1) as pool:
-                results = list(pool.map(lambda item: _grade(course, assignment, item, settings, starts), prepared))
+            with Workers(jobs, scheduler) as workers:
+                results = grading.grade(prepared, workers, progress)
         finally:
             remove_cgroups(cgroup_prefix)
-    if starts.stopped is not None:
-        _forget(results, db_url, course.course_id, assignment)
-        raise GradingStopped(starts.stopped)
+    if grading.starts.stopped is not None:
+        stopped = [result.student_id for result in results if result.status == KERNEL_NOT_STARTED_STATUS]
+        forget(db_url, course.course_id, assignment, stopped)
+        raise GradingStopped(grading.starts.stopped)
     return results
-
-
-@dataclass(frozen=True)
-class _GradingSettings:
-    """What every submission of one run is graded with."""
-
-    limits: GradingLimits
-    db_url: str
-    package_directory: Path  # the course package without the exercise, shown to every sandbox
-    cgroup_prefix: str
-    sandbox: bool
 
 
 @dataclass
@@ -392,83 +405,109 @@ def _nbgrader_cells(notebook: dict, locked_only: bool = False) -> dict[str, tupl
     return cells
 
 
-def _grade(
-    course: Course, assignment: str, prepared: _Prepared, settings: _GradingSettings, starts: _FailedStarts
-) -> SubmissionResult:
-    """Autograde one prepared submission in its own nbgrader process, and review its cells meanwhile."""
-    if prepared.rejection is not None:
-        return SubmissionResult(prepared.student_id, assignment, None, None, *prepared.rejection)
-    if starts.stopped is not None:
-        return SubmissionResult(prepared.student_id, assignment, None, None, "not_graded", STATUSES["not_graded"])
-    result = SubmissionResult(prepared.student_id, assignment, None, None, "graded", "")
-    repairs = []
-    if prepared.restored_metadata:
-        repairs.append(f"gave back the nbgrader metadata of cells {', '.join(prepared.restored_metadata)}")
-    if prepared.restored_cells:
-        repairs.append(f"restored the original test cells {', '.join(prepared.restored_cells)}")
-    if repairs:
-        result.status, result.message = "tests_restored", "; ".join(repairs)
-    removed = remove_unreviewed_manual_scores(settings.db_url, course.course_id, assignment, prepared.student_id)
-    log_directory = course.autograded_directory / prepared.student_id
-    log_directory.mkdir(parents=True, exist_ok=True)
-    limits = settings.limits
-    with ThreadPoolExecutor(max_workers=1) as reviewer:
-        findings = reviewer.submit(bounded_review, prepared.learner_cells, prepared.library_implementations)
+class _ClassGrading:
+    """Step 4 for the class: each submission restored, run in a worker, reviewed meanwhile, and recorded.
+
+    Runs go to the workers as they free up, a few at a time (``workers.slots``), so that the results
+    are recorded as they come and a run that is stopped (:class:`_FailedStarts`) has sent no more.
+    """
+
+    def __init__(self, course: Course, assignment: str, steps: NbgraderSteps, runs: dict, db_url: str):
+        self.course, self.assignment, self.steps, self.runs, self.db_url = course, assignment, steps, runs, db_url
+        self.starts = _FailedStarts()
+
+    def grade(self, prepared: list[_Prepared], workers: Workers, progress: bool) -> list[SubmissionResult]:
+        results: list[SubmissionResult] = []
+        waiting = deque(prepared)
+        in_flight: dict[Future, _InFlight] = {}
+        bar = tqdm(total=len(prepared), desc=f"grading {self.assignment}", unit="submission", disable=not progress)
+        with bar, ThreadPoolExecutor(max_workers=workers.slots) as reviewers:
+            while waiting or in_flight:
+                while waiting and len(in_flight) < workers.slots:
+                    flight = self._start(waiting.popleft(), workers, reviewers)
+                    if isinstance(flight, SubmissionResult):
+                        self._done(flight, results, bar)
+                    else:
+                        in_flight[flight.run] = flight
+                if in_flight:
+                    finished, _ = wait(in_flight, return_when=FIRST_COMPLETED)
+                    for future in finished:
+                        self._done(self._finish(in_flight.pop(future)), results, bar)
+        return sorted(results, key=lambda result: result.student_id)
+
+    def _done(self, result: SubmissionResult, results: list[SubmissionResult], bar) -> None:
+        self.starts.record(result)
+        results.append(result)
+        bar.update(1)
+        failed = sum(result.status not in ("graded", "tests_restored") for result in results)
+        bar.set_postfix(failed=failed, refresh=False)
+
+    def _start(self, prepared: _Prepared, workers: Workers, reviewers: ThreadPoolExecutor):
+        """Restore a submission and hand its run to a worker; the result already, where there is nothing to run."""
+        student_id = prepared.student_id
+        if prepared.rejection is not None:
+            return SubmissionResult(student_id, self.assignment, None, None, *prepared.rejection)
+        if self.starts.stopped is not None:
+            return SubmissionResult(student_id, self.assignment, None, None, "not_graded", STATUSES["not_graded"])
+        result = SubmissionResult(student_id, self.assignment, None, None, "graded", "")
+        repairs = []
+        if prepared.restored_metadata:
+            repairs.append(f"gave back the nbgrader metadata of cells {', '.join(prepared.restored_metadata)}")
+        if prepared.restored_cells:
+            repairs.append(f"restored the original test cells {', '.join(prepared.restored_cells)}")
+        if repairs:
+            result.status, result.message = "tests_restored", "; ".join(repairs)
+        started = time.perf_counter()
         try:
-            run = course.nbgrader(
-                "autograde",
-                assignment,
-                f"--student={prepared.student_id}",
-                "--force",
-                f"--CourseDirectory.db_url={settings.db_url}",
-                f"--SandboxedExecute.limits={json.dumps(asdict(limits))}",
-                f"--SandboxedExecute.sandbox={settings.sandbox}",
-                f"--SandboxedExecute.package_directory={settings.package_directory}",
-                f"--SandboxedExecute.cgroup_prefix={settings.cgroup_prefix}",
-                timeout=limits.submission_timeout + NBGRADER_MARGIN,
-                log_path=log_directory / f"{assignment}.log",
-                environment={"OMP_NUM_THREADS": str(limits.threads), "MKL_NUM_THREADS": str(limits.threads)},
-            )
-        except subprocess.TimeoutExpired:
-            run = None
-        result.review = "; ".join(findings.result() + removed)
-    if run is None:
-        result.status, result.score = "timeout", 0.0
-        result.message = f"grading took longer than {limits.submission_timeout + NBGRADER_MARGIN} s and was stopped"
-    else:
-        cell_problem = _problem_in_outputs(course.autograded_directory / prepared.student_id / assignment)
-        if run.returncode != 0:
-            result.status, result.message = _diagnose_failure(run.stdout, cell_problem)
-        elif cell_problem is not None:
-            result.status, result.message = cell_problem
-    starts.record(result)
-    return result
+            removed = remove_unreviewed_manual_scores(self.db_url, self.course.course_id, self.assignment, student_id)
+            notebooks = self.steps.restore(student_id)
+        except Exception as error:  # noqa: BLE001  (one submission's surprise must not stop the class)
+            result.status, result.message = "error", f"nbgrader could not restore the notebook: {_named(error)}"
+            return result
+        result.seconds["gradebook"] = time.perf_counter() - started
+        runs = tuple(replace(self.runs[name], notebook=notebook) for name, notebook in notebooks.items())
+        review = reviewers.submit(bounded_review, prepared.learner_cells, prepared.library_implementations)
+        return _InFlight(result, workers.submit(run_notebooks, runs), review, removed, tuple(notebooks))
+
+    def _finish(self, flight: _InFlight) -> SubmissionResult:
+        """Record a finished run in the gradebook and ``autograded/``, with its problems and the review's findings."""
+        result = flight.result
+        result.review = "; ".join(flight.review.result() + flight.removed_scores)
+        try:
+            outcomes = flight.run.result()
+        except Exception as error:  # noqa: BLE001  (a worker that died fails its own submission only)
+            result.status, result.message = "error", f"the sandboxed run failed: {_named(error)}"
+            return result
+        for outcome in outcomes:
+            for step, seconds in outcome.seconds.items():
+                result.seconds[step] = result.seconds.get(step, 0.0) + seconds
+        started = time.perf_counter()
+        try:
+            executed = {name: (outcome.notebook, outcome.verdicts) for name, outcome in zip(flight.names, outcomes)}
+            self.steps.record(result.student_id, executed)
+        except Exception as error:  # noqa: BLE001
+            result.status, result.message = "error", f"nbgrader could not record the grades: {_named(error)}"
+            return result
+        result.seconds["gradebook"] += time.perf_counter() - started
+        problem = notebook_problem(cell for outcome in outcomes for cell in outcome.notebook["cells"])
+        if problem is not None:
+            result.status, result.message = problem
+        return result
 
 
-def _forget(results: list[SubmissionResult], db_url: str, course_id: str, assignment: str) -> None:
-    """Remove from the gradebook the submissions a stopped run recorded: their zeros are the grader's fault."""
-    with Gradebook(db_url, course_id=course_id) as gradebook:
-        for result in results:
-            if result.status == KERNEL_NOT_STARTED_STATUS:
-                try:
-                    gradebook.remove_submission(assignment, result.student_id)
-                except MissingEntry:
-                    pass
+@dataclass
+class _InFlight:
+    """A submission whose run a worker has: the result so far and what it waits for."""
+
+    result: SubmissionResult
+    run: Future
+    review: Future
+    removed_scores: list[str]
+    names: tuple[str, ...]  # its notebooks, in the order of the run's outcomes
 
 
-def _problem_in_outputs(autograded: Path) -> tuple[str, str] | None:
-    """The worst problem recorded in the outputs of the autograded notebooks, if any."""
-    return notebook_problem(
-        cell for path in sorted(autograded.glob("*.ipynb")) for cell in read_json_notebook(path)["cells"]
-    )
-
-
-def _diagnose_failure(log: str, cell_problem: tuple[str, str] | None) -> tuple[str, str]:
-    """Status and message for an nbgrader run that failed."""
-    if cell_problem is not None:
-        return cell_problem
-    last_lines = [line for line in log.strip().splitlines() if line.strip()][-3:]
-    return "error", " | ".join(last_lines)[-500:]
+def _named(error: BaseException) -> str:
+    return f"{type(error).__name__}: {error}"[:500]
 
 
 def _with_busy_timeout(db_url: str) -> str:
@@ -500,7 +539,8 @@ def write_csv(results: list[SubmissionResult], path: Path) -> None:
         writer = csv.DictWriter(file, fieldnames=CSV_COLUMNS)
         writer.writeheader()
         for result in results:
-            writer.writerow({key: _spreadsheet_safe(value) for key, value in asdict(result).items()})
+            row = asdict(result)
+            writer.writerow({column: _spreadsheet_safe(row[column]) for column in CSV_COLUMNS})
 
 
 def _spreadsheet_safe(value):

@@ -34,11 +34,20 @@ def register(subcommands: argparse._SubParsersAction) -> None:
         "--out", type=Path, default=Path("grades.csv"), help="grades CSV to write (default: grades.csv)"
     )
     parser.add_argument(
-        "--jobs", type=int, default=None, help="submissions graded in parallel (default: number of cores)"
+        "--jobs",
+        type=int,
+        default=None,
+        help="submissions graded in parallel (default: the number of cores, or the scheduler's worker threads)",
     )
     parser.add_argument(
         "--db-url", help="SQLAlchemy URL of the gradebook (default: sqlite gradebook.db in the course root)"
     )
+    parser.add_argument(
+        "--scheduler",
+        metavar="tcp://HOST:PORT",
+        help="run the submissions on the workers of this Dask scheduler (default: worker processes on this machine)",
+    )
+    parser.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar over the class")
     for limit in fields(GradingLimits):
         parser.add_argument(
             f"--{limit.name.replace('_', '-')}",
@@ -137,6 +146,8 @@ def run_autograde(arguments: argparse.Namespace) -> int:
             db_url=arguments.db_url,
             out=arguments.out,
             sandbox=arguments.sandbox,
+            scheduler=arguments.scheduler,
+            progress=arguments.progress,
         )
     for result in results:
         score = "-" if result.score is None else f"{result.score:g}/{result.max_score:g}"

@@ -83,6 +83,11 @@ class Course:
         """``CourseDirectory.course_id`` from ``nbgrader_config.py`` (the gradebook's default if unset)."""
         return self._config.get("CourseDirectory", {}).get("course_id", "default_course")
 
+    @property
+    def nbgrader_config(self) -> Config:
+        """The course's ``nbgrader_config.py``, loaded once."""
+        return self._config
+
     @cached_property
     def _config(self) -> Config:
         return PyFileConfigLoader(CONFIG_FILE, path=str(self.root)).load_config()

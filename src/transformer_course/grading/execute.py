@@ -1,25 +1,25 @@
-"""Executing a submission: its code in a sandbox, its hidden tests judged by the grader.
+"""Executing a notebook cell by cell in a started runner, and judging a test cell's hidden tests.
 
-:class:`SandboxedExecute` takes the place of nbgrader's ``Execute`` in ``nbgrader autograde``
-(``nbgrader_config.py``). For each notebook it starts the runner
-(:mod:`transformer_course.grading.runner`) in a sandbox (:mod:`transformer_course.grading.sandbox`)
-and sends it the code cells one by one. A test cell's visible tests run in the kernel, as the
-learner saw them; its hidden tests (the part between nbgrader's markers, taken from the source
-notebook in ``solutions/``, never from the submission) run here, in the grader's process, asking
-the kernel questions through :mod:`transformer_course.grading.hidden`.
+:func:`started` starts the runner (:mod:`transformer_course.grading.runner`) as a launch says (in a
+sandbox, :mod:`transformer_course.grading.sandbox`, for autograde; as a plain process for ``check``)
+and gives a :class:`Session` that sends it the code cells one by one, within the limits. A test cell's
+visible tests run in the kernel, as the learner saw them; its hidden tests (the part between
+nbgrader's markers, taken from the source notebook in ``solutions/``, never from the submission) run
+in the grader's process, asking the kernel questions through :mod:`transformer_course.grading.hidden`
+(:func:`run_hidden_tests`). :mod:`transformer_course.grading.sandboxed_run` puts these together for
+one submission.
 
 **The grader decides each test cell's points**, not what the kernel printed: the cell passes when its
 visible tests raised no error in the kernel, no limit was hit and its hidden tests passed. That
-verdict goes to the gradebook (:class:`transformer_course.grading.gradebook.SaveAutoGradesKeepingReviews`
-reads it from ``resources``), and the cell's outputs are rewritten to say the same to nbgrader's
-rules (:func:`scored_outputs`): the kernel's results become plain displays, so that no value a
-notebook publishes can be read as partial credit. The cell's source goes back to its visible tests,
-so the feedback page never shows the hidden ones.
+verdict goes to the gradebook (:class:`transformer_course.grading.gradebook.SaveAutoGradesKeepingReviews`),
+and the cell's outputs are rewritten to say the same to nbgrader's rules (:func:`scored_outputs`): the
+kernel's results become plain displays, so that no value a notebook publishes can be read as partial
+credit. The cell's source goes back to its visible tests, so the feedback page never shows the hidden ones.
 
-When the last cell has run, or the notebook's time is up, every process of the sandbox is killed;
-only then do nbgrader's later steps write the grades. A cell that runs too long is interrupted, a
-kernel that dies or runs out of memory is recorded in the cell where it happened, the cells after
-it are marked as not run, and the notebook is graded with what ran.
+When the last cell has run, or the notebook's time is up, every process of the runner is killed;
+only then are the grades written. A cell that runs too long is interrupted, a kernel that dies or
+runs out of memory is recorded in the cell where it happened, the cells after it are marked as not
+run, and the notebook is graded with what ran.
 """
 
 from __future__ import annotations
@@ -33,7 +33,6 @@ import subprocess
 import tempfile
 import time
 import traceback
-import uuid
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -42,11 +41,7 @@ import nbformat
 import torch
 from nbformat import NotebookNode
 from nbformat.v4 import new_notebook, new_output
-from nbgrader.preprocessors import NbGraderPreprocessor
-from traitlets import Bool, Unicode
 
-from .course import Course, split_hidden_tests
-from .gradebook import VERDICTS
 from .hidden import Learner, NoAnswer, answer_in_outputs, judging
 from .limits import GradingLimits
 from .runner import MAX_LINE, Reply, Runner
@@ -91,16 +86,25 @@ class Session:
         lines = self.runner.stderr_tail().strip().splitlines()
         return lines[-1][:300] if lines else ""
 
+    def preload(self, code: str) -> None:
+        """Run ``code`` before the notebook, outside its history and outputs (the imports every notebook makes).
+
+        A kernel lost here is recorded like one lost in a cell; any other error is left to the notebook's
+        own cells to show.
+        """
+        reply = self._execute(code, KERNEL_START_SECONDS, 2**12, answers=False, store_history=False)
+        self._problem(reply, "the imports before the notebook")
+
     def run_cell(self, cell: NotebookNode, code: str, label: str) -> bool:
         """Execute ``code`` for ``cell``, putting its outputs there. Returns True if it ran without an error."""
         if self.lost_in is not None:
-            cell.outputs = [_error(NOT_RUN, f"not run: the kernel was lost in {self.lost_in}")]
+            cell.outputs = [error_output(NOT_RUN, f"not run: the kernel was lost in {self.lost_in}")]
             return False
         left = self.deadline - time.monotonic()
         if left <= 0:
             self.lost_in = f"{label} (the notebook's time limit)"
             cell.outputs = [
-                _error(
+                error_output(
                     NOTEBOOK_TIMEOUT,
                     f"not run: the notebook ran past its time limit of {self.limits.submission_timeout} s",
                 )
@@ -129,9 +133,11 @@ class Session:
             raise NoAnswer(f"{problem.ename}: {problem.evalue}")
         return answer_in_outputs(reply.outputs)
 
-    def _execute(self, code: str, timeout: float, output_limit: int, answers: bool) -> Reply:
+    def _execute(
+        self, code: str, timeout: float, output_limit: int, answers: bool, store_history: bool | None = None
+    ) -> Reply:
         kills_before = self.cgroup.out_of_memory_kills() if self.cgroup else 0
-        reply = self.runner.execute(code, timeout, output_limit, answers)
+        reply = self.runner.execute(code, timeout, output_limit, answers, store_history)
         if self.cgroup is not None and self.cgroup.out_of_memory_kills() > kills_before:
             reply.problem = "memory_died" if reply.problem == "kernel_died" else reply.problem or "memory"
         return reply
@@ -142,26 +148,30 @@ class Session:
         if reply.problem is None:
             return None
         if reply.problem == "timeout":
-            return _error(CELL_TIMEOUT, f"interrupted after the time limit of {self.limits.cell_timeout} s per cell")
+            return error_output(
+                CELL_TIMEOUT, f"interrupted after the time limit of {self.limits.cell_timeout} s per cell"
+            )
         if reply.problem == "memory":
-            return _error(
+            return error_output(
                 MEMORY_LIMIT, f"a process of this notebook was killed: together its processes used more than {limit}"
             )
         self.lost_in = label
         if reply.problem == "memory_died":
-            return _error(
+            return error_output(
                 MEMORY_LIMIT, f"the kernel was killed: the notebook's processes used more than {limit} together"
             )
         if reply.problem == "kernel_died":
             detail = self._last_words()
-            return _error(
+            return error_output(
                 KERNEL_DIED,
                 "the kernel died while this cell ran (exit(), a crash or the memory limit)"
                 + (f"; {detail}" if detail else ""),
             )
         if reply.problem == "no_answer":
-            return _error(KERNEL_UNRESPONSIVE, "the kernel stopped responding while this cell ran")
-        return _error(KERNEL_UNRESPONSIVE, "the kernel's answer broke the grader's limits (too much output at once)")
+            return error_output(KERNEL_UNRESPONSIVE, "the kernel stopped responding while this cell ran")
+        return error_output(
+            KERNEL_UNRESPONSIVE, "the kernel's answer broke the grader's limits (too much output at once)"
+        )
 
 
 @contextlib.contextmanager
@@ -218,78 +228,6 @@ def execute_notebook(
         session.run_cell(cell, cell.source, label)
 
 
-class SandboxedExecute(NbGraderPreprocessor):
-    """nbgrader's execution step: the learner's code in a sandbox, the hidden tests judged here."""
-
-    limits = Unicode(
-        "", help="the GradingLimits of the submission, as a JSON object of its fields (empty: defaults)"
-    ).tag(config=True)
-    sandbox = Bool(True, help="run the kernel in bubblewrap's sandbox (False: as a plain process)").tag(config=True)
-    package_directory = Unicode("", help="the redacted course package to show the kernel (made here if empty)").tag(
-        config=True
-    )
-    cgroup_prefix = Unicode("", help="name prefix of the cgroup made for the submission (empty: no cgroup)").tag(
-        config=True
-    )
-
-    def preprocess(self, nb: NotebookNode, resources: dict) -> tuple[NotebookNode, dict]:
-        course = Course(Path.cwd())  # nbgrader runs in the course root
-        assignment, student, notebook_id = (resources["nbgrader"][key] for key in ("assignment", "student", "notebook"))
-        policy = course.policy(assignment)
-        limits = policy.applied_to(GradingLimits(**json.loads(self.limits)) if self.limits else GradingLimits())
-        source = course.source_notebook(assignment, notebook_id)
-        hidden = {grade_id: split_hidden_tests(text) for grade_id, text in course.test_cells(source).items()}
-        verdicts = resources.setdefault(VERDICTS, {})
-        torch.set_num_threads(limits.threads)
-        with tempfile.TemporaryDirectory(prefix="sandbox-") as scratch:
-            package = (
-                Path(self.package_directory)
-                if self.package_directory
-                else course.redacted_package(assignment, Path(scratch) / "package")
-            )
-            spec = SandboxSpec(
-                package_directory=package,
-                notebook=course.submitted_directory / student / assignment / f"{notebook_id}.ipynb",
-                data_files=tuple(course.data_files(assignment)),
-                hidden=(course.root,),
-                limits=limits,
-                sandbox=self.sandbox,
-            )
-            # Named without the student id, which the sandbox could read in /proc/self/cgroup.
-            cgroup_name = f"{self.cgroup_prefix}-{uuid.uuid4().hex[:12]}" if self.cgroup_prefix else None
-            with started(runner_launch(spec, Path(scratch)), limits, cgroup_name) as session:
-                problem = session.start_problem()
-                if problem is not None:
-                    for cell in nb.cells:
-                        if cell.cell_type == "code":
-                            cell.outputs = [_error(KERNEL_NOT_STARTED, f"the kernel did not start: {problem}")]
-                    verdicts.update(dict.fromkeys(hidden, False))
-                    return nb, resources
-
-                def judge(cell: NotebookNode, label: str) -> bool:
-                    grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
-                    if grade_id not in hidden:
-                        return False
-                    visible, hidden_code = hidden[grade_id]
-                    passed = session.run_cell(cell, visible, label)
-                    if passed and hidden_code:
-                        failure = run_hidden_tests(
-                            hidden_code,
-                            f"{assignment}/{grade_id}",
-                            Learner(session.ask, policy.library_implementations),
-                        )
-                        if failure is not None:
-                            cell.outputs.append(failure)
-                            passed = False
-                    cell.outputs = scored_outputs(cell.outputs, passed)
-                    cell.source = visible
-                    verdicts[grade_id] = passed
-                    return True
-
-                execute_notebook(nb, session, judge)
-        return nb, resources
-
-
 def scored_outputs(outputs: list[NotebookNode], passed: bool) -> list[NotebookNode]:
     """A test cell's outputs, rewritten so that nbgrader's rules read the grader's verdict from them.
 
@@ -306,7 +244,7 @@ def scored_outputs(outputs: list[NotebookNode], passed: bool) -> list[NotebookNo
             output = new_output("stream", name="stdout", text=output.get("text", ""))
         rewritten.append(output)
     if not passed and not any(output.output_type == "error" for output in rewritten):
-        rewritten.insert(0, _error(TEST_FAILED, "the tests of this cell did not pass"))
+        rewritten.insert(0, error_output(TEST_FAILED, "the tests of this cell did not pass"))
     return rewritten
 
 
@@ -362,7 +300,7 @@ def run_hidden_tests(code: str, name: str, learner: Learner) -> NotebookNode | N
             frames = [frame for frame in traceback.extract_tb(error.__traceback__) if frame.filename == filename]
             lines = ["Hidden test failed"] + [f"  line {frame.lineno}: {frame.line}" for frame in frames[-2:]]
             message = str(error) or "(no message)"
-            return _error(type(error).__name__, message, lines + [f"{type(error).__name__}: {message}"])
+            return error_output(type(error).__name__, message, lines + [f"{type(error).__name__}: {message}"])
     return None
 
 
@@ -396,5 +334,6 @@ def notebook_problem(cells: Iterable[dict]) -> tuple[str, str] | None:
     return None
 
 
-def _error(name: str, message: str, lines: list[str] | None = None) -> NotebookNode:
+def error_output(name: str, message: str, lines: list[str] | None = None) -> NotebookNode:
+    """An ``error`` output: what this module writes into a cell when something went wrong."""
     return new_output("error", ename=name, evalue=message, traceback=lines or [f"{name}: {message}"])

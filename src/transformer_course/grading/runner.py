@@ -144,10 +144,13 @@ class Runner:
         threading.Thread(target=self._read_answers, daemon=True).start()
         threading.Thread(target=self._read_stderr, daemon=True).start()
 
-    def execute(self, code: str, timeout: float, output_limit: int, answers: bool = False) -> Reply:
+    def execute(
+        self, code: str, timeout: float, output_limit: int, answers: bool = False, store_history: bool | None = None
+    ) -> Reply:
         """Run ``code`` as a cell; wait at most ``timeout`` + the grace period.
 
         Outputs are cut to ``output_limit`` bytes; hidden-test answers are kept only if ``answers``.
+        ``store_history`` (default: not ``answers``) counts the cell in the kernel's history.
         """
         # A fresh random id per request: the kernel, which can write to this pipe, cannot guess the next one.
         request_id = secrets.token_hex(16)
@@ -160,7 +163,7 @@ class Runner:
                     "code": code,
                     "timeout": max(1, int(timeout)),
                     "output_limit": output_limit,
-                    "store_history": not answers,
+                    "store_history": not answers if store_history is None else store_history,
                 }
             )
             self.process.stdin.write(request.encode("utf-8") + b"\n")

@@ -390,6 +390,6 @@ def _covered(mounted: list[Path], hidden: tuple[Path, ...]) -> list[Path]:
     roots = [*mounted, Path("/usr")]
     covered = []
     for path in candidates:
-        if any(root in path.parents for root in roots) and path not in covered:
+        if path.exists() and any(root in path.parents for root in roots) and path not in covered:
             covered.append(path)
     return covered

@@ -1,0 +1,132 @@
+"""nbgrader's own autograde steps, run in the grader's process around each sandboxed run.
+
+``nbgrader autograde`` is one process per student that imports nbgrader, opens the gradebook,
+sanitises the notebook, executes it and saves the grades. :class:`NbgraderSteps` does the same work
+with nbgrader's own preprocessors, in the order of nbgrader's ``Autograde`` converter, in the one
+grader process for the whole class: only the execution happens elsewhere, in a worker
+(:mod:`transformer_course.grading.sandboxed_run`).
+
+* :meth:`NbgraderSteps.restore` (before the run): the student and the submission (with its
+  timestamp) in the gradebook; then nbgrader's ``sanitize_preprocessors`` (``ClearOutput``,
+  ``DeduplicateIds``, ``OverwriteKernelspec``, ``OverwriteCells``, ``CheckCellMetadata``), which put
+  back test cells that were edited or deleted;
+* :meth:`NbgraderSteps.record` (after the run): the ``autograde_preprocessors`` that follow
+  ``Execute`` (``IgnorePattern``, ``ClearMetadataPreprocessor``, ``LimitOutput``,
+  :class:`~transformer_course.grading.gradebook.SaveAutoGradesKeepingReviews` in place of
+  ``SaveAutoGrades``, ``AssignLatePenalties``, ``CheckCellMetadata``), then the autograded notebook
+  written to ``autograded/<student>/<assignment>/``, as nbgrader's converter writes it.
+
+The preprocessors are configured from the course's ``nbgrader_config.py`` (``OverwriteCells.add_missing_cells``...).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import nbformat
+from nbformat import NotebookNode
+from nbgrader import utils
+from nbgrader.api import Gradebook, MissingEntry
+from nbgrader.converters import Autograde
+from nbgrader.preprocessors import Execute, SaveAutoGrades
+
+from .course import Course
+from .gradebook import VERDICTS, SaveAutoGradesKeepingReviews
+
+
+class NbgraderSteps:
+    """nbgrader's steps before and after one submission's run, for one assignment of ``course``."""
+
+    def __init__(self, course: Course, assignment: str, db_url: str):
+        self.course, self.assignment, self.db_url = course, assignment, db_url
+        config = course.nbgrader_config
+        defaults = Autograde.class_traits()
+        sanitize = defaults["sanitize_preprocessors"].default()
+        autograde = defaults["autograde_preprocessors"].default()
+        after_run = autograde[autograde.index(Execute) + 1 :]
+        replaced = {SaveAutoGrades: SaveAutoGradesKeepingReviews}
+        self._before = [step(config=config) for step in sanitize]
+        self._after = [replaced.get(step, step)(config=config) for step in after_run]
+        self._ignored = [*config.get("CourseDirectory", {}).get("ignore", []), "*.ipynb"]
+
+    def restore(self, student_id: str) -> dict[str, NotebookNode]:
+        """Record ``student_id``'s submission in the gradebook and return its notebooks (by name), sanitised.
+
+        A notebook of the assignment that was not submitted gets zero points, as nbgrader gives it.
+        """
+        submitted = self.course.submitted_directory / student_id / self.assignment
+        timestamp = _timestamp(submitted / "timestamp.txt")
+        with Gradebook(self.db_url, course_id=self.course.course_id) as gradebook:
+            gradebook.update_or_create_student(student_id)
+            if timestamp is not None:
+                gradebook.update_or_create_submission(self.assignment, student_id, timestamp=timestamp)
+            else:
+                gradebook.update_or_create_submission(self.assignment, student_id)
+            names = [notebook.name for notebook in gradebook.find_assignment(self.assignment).notebooks]
+            for name in names:
+                if not (submitted / f"{name}.ipynb").is_file():
+                    for grade in gradebook.find_submission_notebook(name, self.assignment, student_id).grades:
+                        grade.auto_score, grade.needs_manual_grade = 0, False
+            gradebook.db.commit()
+        notebooks = {}
+        for name in names:
+            path = submitted / f"{name}.ipynb"
+            if path.is_file():
+                notebook = nbformat.read(path, as_version=nbformat.NO_CONVERT)
+                notebooks[name], _ = self._apply(self._before, notebook, self._resources(student_id, name))
+        return notebooks
+
+    def record(self, student_id: str, executed: dict[str, tuple[NotebookNode, dict[str, bool]]]) -> None:
+        """Save the grades of ``student_id``'s executed notebooks (name -> (notebook, verdicts)) and write them
+        to ``autograded/``, beside the other files of the submission and the assignment's own data files."""
+        destination = self.course.autograded_directory / student_id / self.assignment
+        if destination.exists():
+            shutil.rmtree(destination)
+        destination.mkdir(parents=True)
+        submitted = self.course.submitted_directory / student_id / self.assignment
+        source = self.course.source_directory / self.assignment
+        for folder in (submitted, source):  # the assignment's files last: a submission cannot replace them
+            for path in utils.find_all_files(str(folder), self._ignored):
+                target = destination / os.path.relpath(path, folder)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(path, target)
+        for name, (notebook, verdicts) in executed.items():
+            resources = self._resources(student_id, name)
+            resources[VERDICTS] = verdicts
+            notebook, _ = self._apply(self._after, notebook, resources)
+            nbformat.write(notebook, destination / f"{name}.ipynb")
+
+    def _resources(self, student_id: str, notebook: str) -> dict:
+        """What nbgrader's preprocessors read about the notebook they work on."""
+        nbgrader = {"student": student_id, "assignment": self.assignment, "notebook": notebook, "db_url": self.db_url}
+        return {"unique_key": notebook, "nbgrader": nbgrader}
+
+    @staticmethod
+    def _apply(steps: list, notebook: NotebookNode, resources: dict) -> tuple[NotebookNode, dict]:
+        for step in steps:
+            notebook, resources = step(notebook, resources)  # a step that is not enabled passes it on unchanged
+        return notebook, resources
+
+
+def _timestamp(path: Path):
+    """The submission's time from ``timestamp.txt`` (intake has checked it), or None."""
+    if not path.is_file():
+        return None
+    text = path.read_text(encoding="utf-8").strip()
+    try:
+        return utils.parse_utc(text) if text else None
+    except ValueError:
+        return None
+
+
+def forget(db_url: str, course_id: str, assignment: str, student_ids: list[str]) -> None:
+    """Remove the submissions of ``student_ids`` from the gradebook (a stopped run's, whose zeros are the grader's
+    fault)."""
+    with Gradebook(db_url, course_id=course_id) as gradebook:
+        for student_id in student_ids:
+            try:
+                gradebook.remove_submission(assignment, student_id)
+            except MissingEntry:
+                pass

@@ -1,0 +1,260 @@
+"""The sandboxed run: one submission's notebook executed in a fresh sandbox, its hidden tests judged.
+
+A :class:`SubmissionRun` is plain data (the restored notebook, its test cells' visible and hidden
+parts, the limits, the redacted course package as an archive), so that the run can take place in
+any worker: a process of the grader's own pool or a Dask worker on another machine
+(:mod:`transformer_course.grading.workers`). :func:`run_submission`
+
+1. starts the runner (:mod:`transformer_course.grading.runner`) in a sandbox of its own
+   (:mod:`transformer_course.grading.sandbox`), in a cgroup of its own;
+2. has the kernel import what every notebook imports (numpy, torch, matplotlib, the course package),
+   outside the notebook's history;
+3. runs the code cells in order (:func:`transformer_course.grading.execute.execute_notebook`); a test
+   cell's visible tests run in the kernel, its hidden tests here, in the worker, asking the kernel
+   questions (:func:`transformer_course.grading.execute.run_hidden_tests`);
+4. returns the executed notebook and the grader's verdict on each test cell (:class:`RunOutcome`).
+
+Nothing of a run outlives it: its sandbox, every process in it and its cgroup end with it. The
+worker keeps only the unpacked package (by the archive's digest), which no sandbox can write.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import tarfile
+import tempfile
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+import torch
+from nbformat import NotebookNode
+from nbgrader.preprocessors import NbGraderPreprocessor
+from traitlets import Bool
+
+from .course import Course, split_hidden_tests
+from .execute import (
+    KERNEL_NOT_STARTED,
+    SELF_TEST_CODE,
+    error_output,
+    execute_notebook,
+    run_hidden_tests,
+    scored_outputs,
+    started,
+)
+from .gradebook import VERDICTS
+from .hidden import Learner
+from .limits import GradingLimits
+from .sandbox import SandboxSpec, runner_launch
+
+# Hidden tests seed torch's and Python's global generators and set the learner they judge: in a worker
+# that runs several submissions in threads (a Dask worker with --nthreads above 1), one at a time.
+_JUDGING = threading.Lock()
+
+
+@dataclass(frozen=True)
+class PackageArchive:
+    """The course package a sandbox sees (redacted for one assignment), as a tar archive and its digest."""
+
+    data: bytes
+    digest: str
+
+    @staticmethod
+    def of(directory: Path) -> PackageArchive:
+        """Pack ``directory`` (which holds ``transformer_course/``), its byte code compiled ahead.
+
+        Compiled once here, the package's modules load from ``__pycache__`` in every kernel instead of
+        being compiled again from source in each sandbox, whose files are read-only.
+        """
+        import compileall
+        import py_compile
+
+        compileall.compile_dir(
+            directory, quiet=2, invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH, workers=1
+        )
+        buffer = io.BytesIO()
+        with tarfile.open(fileobj=buffer, mode="w") as archive:
+            archive.add(directory / "transformer_course", arcname="transformer_course")
+        data = buffer.getvalue()
+        return PackageArchive(data, hashlib.sha256(data).hexdigest())
+
+    def unpacked(self) -> Path:
+        """The package in this machine's temporary folder (unpacked once per digest), readable by the sandbox."""
+        target = Path(tempfile.gettempdir()) / "transformer-course-packages" / self.digest
+        if target.is_dir():
+            return target
+        target.parent.mkdir(parents=True, exist_ok=True)
+        partial = Path(tempfile.mkdtemp(prefix=f".{self.digest[:12]}-", dir=target.parent))
+        with tarfile.open(fileobj=io.BytesIO(self.data)) as archive:
+            archive.extractall(partial, filter="data")
+        for directory, _, files in os.walk(partial):
+            os.chmod(directory, 0o755)
+            for name in files:
+                os.chmod(os.path.join(directory, name), 0o644)
+        try:
+            partial.rename(target)
+        except OSError:  # another worker on this machine unpacked it meanwhile
+            import shutil
+
+            shutil.rmtree(partial, ignore_errors=True)
+        return target
+
+
+@dataclass(frozen=True)
+class SubmissionRun:
+    """Everything a worker needs to run one submission's notebook: plain data, with no path into the course.
+
+    Attributes:
+        assignment: the assignment's name; with a test cell's grade_id it seeds that cell's hidden tests.
+        notebook_name: the notebook's file name, as the kernel sees it in its working directory.
+        notebook: the notebook, restored by the grader (nbformat's JSON).
+        tests: grade_id -> (visible tests, hidden tests) of each test cell, from the source notebook.
+        switched_off: the library implementations a hidden test's call switches off in the kernel.
+        limits: what the sandbox may use (the assignment's ``grading.yml`` applied).
+        package: the course package without what the learner writes.
+        data_files: file name -> bytes of the files the assignment ships beside its notebook.
+        hidden_paths: paths of the grader's machine the sandbox must not see (the course root).
+        sandbox: False runs the kernel as a plain process (``--no-sandbox``).
+        cgroup_prefix: name prefix of the run's cgroup (None: no cgroup).
+    """
+
+    assignment: str
+    notebook_name: str
+    notebook: dict
+    tests: dict[str, tuple[str, str]]
+    switched_off: tuple[str, ...]
+    limits: GradingLimits
+    package: PackageArchive
+    data_files: dict[str, bytes] = field(default_factory=dict)
+    hidden_paths: tuple[str, ...] = ()
+    sandbox: bool = True
+    cgroup_prefix: str | None = None
+
+
+# What a run's time is spent on, for benchmarks/autograde.py.
+STEPS = ("sandbox and kernel start", "imports", "notebook cells", "hidden tests")
+
+
+@dataclass
+class RunOutcome:
+    """An executed notebook (nbformat's JSON), the verdict on each test cell, and seconds by step (:data:`STEPS`)."""
+
+    notebook: dict
+    verdicts: dict[str, bool]
+    seconds: dict[str, float]
+
+
+def run_submission(run: SubmissionRun) -> RunOutcome:
+    """Run ``run``'s notebook in a sandbox of its own and judge its test cells (see the module docstring)."""
+    torch.set_num_threads(run.limits.threads)
+    notebook = nbformat.from_dict(run.notebook)
+    seconds = dict.fromkeys(STEPS, 0.0)
+    verdicts: dict[str, bool] = {}
+    with tempfile.TemporaryDirectory(prefix="sandbox-") as scratch:
+        given = Path(scratch) / "given"
+        given.mkdir()
+        for name, data in {run.notebook_name: nbformat.writes(notebook).encode("utf-8"), **run.data_files}.items():
+            (given / Path(name).name).write_bytes(data)
+        spec = SandboxSpec(
+            package_directory=run.package.unpacked(),
+            notebook=given / Path(run.notebook_name).name,
+            data_files=tuple(given / Path(name).name for name in run.data_files),
+            hidden=tuple(Path(path) for path in run.hidden_paths),
+            limits=run.limits,
+            sandbox=run.sandbox,
+        )
+        # Named without the student id, which the sandbox could read in /proc/self/cgroup.
+        cgroup_name = f"{run.cgroup_prefix}-{uuid.uuid4().hex[:12]}" if run.cgroup_prefix else None
+        start = time.perf_counter()
+        with started(runner_launch(spec, Path(scratch)), run.limits, cgroup_name) as session:
+            problem = session.start_problem()
+            seconds["sandbox and kernel start"] = time.perf_counter() - start
+            if problem is not None:
+                for cell in notebook.cells:
+                    if cell.cell_type == "code":
+                        cell.outputs = [error_output(KERNEL_NOT_STARTED, f"the kernel did not start: {problem}")]
+                return RunOutcome(notebook, dict.fromkeys(run.tests, False), seconds)
+            start = time.perf_counter()
+            session.preload(SELF_TEST_CODE)
+            seconds["imports"] = time.perf_counter() - start
+            learner = Learner(session.ask, list(run.switched_off))
+
+            def judge(cell: NotebookNode, label: str) -> bool:
+                grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+                if grade_id not in run.tests:
+                    return False
+                visible, hidden_code = run.tests[grade_id]
+                passed = session.run_cell(cell, visible, label)
+                if passed and hidden_code:
+                    started_hidden = time.perf_counter()
+                    with _JUDGING:
+                        failure = run_hidden_tests(hidden_code, f"{run.assignment}/{grade_id}", learner)
+                    seconds["hidden tests"] += time.perf_counter() - started_hidden
+                    if failure is not None:
+                        cell.outputs.append(failure)
+                        passed = False
+                cell.outputs = scored_outputs(cell.outputs, passed)
+                cell.source = visible
+                verdicts[grade_id] = passed
+                return True
+
+            start = time.perf_counter()
+            execute_notebook(notebook, session, judge)
+            seconds["notebook cells"] = time.perf_counter() - start - seconds["hidden tests"]
+    return RunOutcome(notebook, verdicts, seconds)
+
+
+def submission_run(
+    course: Course,
+    assignment: str,
+    notebook_name: str,
+    notebook: NotebookNode,
+    package: PackageArchive,
+    limits: GradingLimits,
+    sandbox: bool = True,
+    cgroup_prefix: str | None = None,
+) -> SubmissionRun:
+    """The run of ``notebook`` (the notebook ``notebook_name`` of ``assignment``, restored), read from ``course``:
+    its test cells from the source notebook, its limits with the assignment's ``grading.yml`` applied."""
+    policy = course.policy(assignment)
+    source = course.source_notebook(assignment, notebook_name)
+    return SubmissionRun(
+        assignment=assignment,
+        notebook_name=f"{notebook_name}.ipynb",
+        notebook=notebook,
+        tests={grade_id: split_hidden_tests(text) for grade_id, text in course.test_cells(source).items()},
+        switched_off=tuple(policy.library_implementations),
+        limits=policy.applied_to(limits),
+        package=package,
+        data_files={path.name: path.read_bytes() for path in course.data_files(assignment)},
+        hidden_paths=(str(course.root),),
+        sandbox=sandbox,
+        cgroup_prefix=cgroup_prefix,
+    )
+
+
+class SandboxedExecute(NbGraderPreprocessor):
+    """nbgrader's execution step for ``nbgrader autograde`` run by hand (or from formgrader): the notebook is run
+    and judged as ``transformer-course autograde`` runs it, with the default limits."""
+
+    sandbox = Bool(True, help="run the kernel in bubblewrap's sandbox (False: as a plain process)").tag(config=True)
+
+    def preprocess(self, nb: NotebookNode, resources: dict) -> tuple[NotebookNode, dict]:
+        course = Course(Path.cwd())  # nbgrader runs in the course root
+        assignment, notebook_name = resources["nbgrader"]["assignment"], resources["nbgrader"]["notebook"]
+        with tempfile.TemporaryDirectory(prefix="package-") as scratch:
+            package = PackageArchive.of(course.redacted_package(assignment, Path(scratch)))
+        run = submission_run(course, assignment, notebook_name, nb, package, GradingLimits(), self.sandbox)
+        outcome = run_submission(run)
+        resources[VERDICTS] = outcome.verdicts
+        return nbformat.from_dict(outcome.notebook), resources
+
+
+def run_notebooks(runs: tuple[SubmissionRun, ...]) -> list[RunOutcome]:
+    """Run a submission's notebooks, one after the other, each in a sandbox of its own: what a worker is given."""
+    return [run_submission(run) for run in runs]
