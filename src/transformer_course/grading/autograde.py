@@ -250,13 +250,7 @@ class _FailedStarts:
 def _register_assignment(course: Course, assignment: str, db_url: str, scratch: Path) -> dict[str, dict]:
     """Record the assignment's notebooks, cells and checksums in the gradebook (nbgrader's
     ``generate_assignment`` into a scratch release directory); return the released notebooks."""
-    course.nbgrader_or_raise(
-        "generate_assignment",
-        assignment,
-        "--force",
-        f"--CourseDirectory.release_directory={scratch}",
-        f"--CourseDirectory.db_url={db_url}",
-    )
+    course.run_converter("GenerateAssignment", assignment_id=assignment, release_directory=str(scratch), db_url=db_url)
     return {path.name: read_json_notebook(path) for path in sorted((scratch / assignment).glob("*.ipynb"))}
 
 

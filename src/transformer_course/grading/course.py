@@ -10,6 +10,7 @@ nbgrader command runs as a subprocess in that root, so that it reads the course'
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import shutil
@@ -170,9 +171,7 @@ class Course:
             subprocess.TimeoutExpired: after ``timeout`` seconds (the whole process group is killed).
         """
         command = [sys.executable, "-m", "nbgrader", *arguments]
-        # nbgrader runs helper programs (alembic) found on PATH: put this environment's first.
-        path = os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])
-        environment = dict(os.environ, PYTHONUNBUFFERED="1", PATH=path, **(environment or {}))
+        environment = dict(os.environ, PYTHONUNBUFFERED="1", PATH=_path_with_this_environment(), **(environment or {}))
         log = open(log_path, "w", encoding="utf-8") if log_path else subprocess.PIPE
         try:
             process = subprocess.Popen(
@@ -197,12 +196,46 @@ class Course:
             output = log_path.read_text(encoding="utf-8", errors="replace")
         return subprocess.CompletedProcess(command, process.returncode, output, None)
 
+    def run_converter(self, converter: str, **settings: str) -> None:
+        """Run nbgrader's converter ``converter`` (``"GenerateAssignment"``, ``"GenerateFeedback"``...) in this
+        process, forced, with the course's config and ``settings`` for its ``CourseDirectory`` (``assignment_id``,
+        ``db_url``...): what ``nbgrader <command> --force`` does, without starting nbgrader again.
+
+        Raises:
+            CourseError: the converter failed for some notebook.
+        """
+        import logging
+
+        from nbgrader import converters
+        from nbgrader.coursedir import CourseDirectory
+
+        config = copy.deepcopy(self._config)
+        config.CourseDirectory.root = str(self.root)
+        for name, value in settings.items():
+            setattr(config.CourseDirectory, name, value)
+        config[converter].force = True
+        instance = getattr(converters, converter)(coursedir=CourseDirectory(config=config), config=config)
+        instance.log.setLevel(logging.CRITICAL)  # a failure is raised, and said, here
+        # nbgrader runs helper programs (alembic, when it creates a gradebook) found on PATH: this environment's first.
+        os.environ["PATH"] = _path_with_this_environment()
+        try:
+            instance.start()
+        except converters.NbGraderException as error:
+            raise CourseError(f"nbgrader's {converter} failed: {error}") from None
+
     def nbgrader_or_raise(self, *arguments: str) -> str:
         """Run nbgrader and raise :class:`CourseError` with its output if it fails."""
         result = self.nbgrader(*arguments)
         if result.returncode != 0:
             raise CourseError(f"nbgrader {' '.join(arguments)} failed:\n{result.stdout[-4000:]}")
         return result.stdout
+
+
+def _path_with_this_environment() -> str:
+    """PATH with this Python environment's scripts first: nbgrader runs helper programs (alembic) found on it."""
+    here = os.path.dirname(sys.executable)
+    path = os.environ.get("PATH", "")
+    return path if path.split(os.pathsep)[0] == here else os.pathsep.join([here, path])
 
 
 def copy_course(source: Path, target: Path) -> Course:

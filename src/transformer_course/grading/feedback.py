@@ -13,11 +13,11 @@ the grader puts the released source back after judging them (:mod:`transformer_c
 
 from __future__ import annotations
 
-import copy
 import html
-import logging
 from collections.abc import Iterable
 from pathlib import Path
+
+from .course import CourseError
 
 # What Markdown may become in a feedback page: formatting, tables, links and images over http(s).
 ALLOWED_TAGS = {
@@ -44,34 +44,16 @@ def finish_feedback_pages(course, assignment: str, results: Iterable, graded_sta
     graded = [result for result in results if result.status in graded_statuses]
     if not graded:
         return
-    generate_feedback(course, assignment, db_url)
+    try:
+        course.run_converter("GenerateFeedback", assignment_id=assignment, db_url=db_url)
+    except CourseError:
+        pass  # the submissions whose page could not be made are told so below
     for result in graded:
         pages = sorted((course.feedback_directory / result.student_id / assignment).glob("*.html"))
         if not pages:
             result.message = (result.message + "; " if result.message else "") + "feedback could not be generated"
         for page in pages if result.review else []:
             add_review_to_page(page, result.review.split("; "))
-
-
-def generate_feedback(course, assignment: str, db_url: str) -> None:
-    """``nbgrader generate_feedback`` for the class, in this process (nbgrader's converter, the course's config).
-
-    A page that cannot be made is left out; :func:`finish_feedback_pages` says so in that submission's message.
-    """
-    from nbgrader.converters import GenerateFeedback, NbGraderException
-    from nbgrader.coursedir import CourseDirectory
-
-    config = copy.deepcopy(course.nbgrader_config)
-    config.CourseDirectory.root = str(course.root)
-    config.CourseDirectory.db_url = db_url
-    config.CourseDirectory.assignment_id = assignment
-    config.GenerateFeedback.force = True
-    converter = GenerateFeedback(coursedir=CourseDirectory(config=config), config=config)
-    converter.log.setLevel(logging.ERROR)
-    try:
-        converter.start()
-    except NbGraderException:
-        pass
 
 
 def add_review_to_page(page: Path, findings: list[str]) -> None:
