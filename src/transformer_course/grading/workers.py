@@ -7,7 +7,8 @@ verdicts. A worker is a long-lived process that has imported torch and the judgi
 runs one submission at a time, each in its own sandbox, and nothing of one run is left for the next.
 
 * **Locally** (the default): ``jobs`` processes of a :class:`~concurrent.futures.ProcessPoolExecutor`
-  (started by a fork server, not forked from the grader and its threads).
+  (spawned, not forked from the grader and its threads, so that each starts with the grader's
+  environment of the moment: its PATH finds the same bubblewrap).
 * **On a cluster**: ``scheduler="tcp://HOST:PORT"`` sends the runs to the workers of a running Dask
   scheduler (``distributed``). Each worker machine needs bubblewrap and the course's Python
   environment at the same path; start the workers with one thread each
@@ -73,6 +74,5 @@ class Workers:
         self.close()
 
     def _new_pool(self) -> ProcessPoolExecutor:
-        methods = multiprocessing.get_all_start_methods()
-        context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+        context = multiprocessing.get_context("spawn")
         return ProcessPoolExecutor(max_workers=self.slots, mp_context=context)
