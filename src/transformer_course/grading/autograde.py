@@ -201,7 +201,11 @@ def _grade_class(
             path.stem: submission_run(course, assignment, path.stem, {}, package, limits, sandbox, cgroup_prefix)
             for path in course.source_notebooks(assignment)
         }
-        prepared = [_prepare(course, assignment, submissions, student, released, sources) for student in students]
+        policy = course.policy(assignment)
+        given = _Given(
+            released, sources, setup_cell(course).source, policy.library_implementations + policy.learner_writes
+        )
+        prepared = [_prepare(course, assignment, submissions, student, given) for student in students]
         grading = _ClassGrading(course, assignment, NbgraderSteps(course, assignment, db_url), runs, db_url)
         try:
             with Workers(jobs, scheduler) as workers:
@@ -213,6 +217,17 @@ def _grade_class(
         forget(db_url, course.course_id, assignment, stopped)
         raise GradingStopped(grading.starts.stopped)
     return results
+
+
+@dataclass(frozen=True)
+class _Given:
+    """What intake holds each submission against, read once per run: the released and source notebooks (by file
+    name), the setup cell that release puts first, and what the review looks for (``grading.yml``)."""
+
+    released: dict[str, dict]
+    sources: dict[str, dict]
+    setup_source: str
+    library_implementations: list[str]
 
 
 @dataclass
@@ -254,22 +269,19 @@ def _register_assignment(course: Course, assignment: str, db_url: str, scratch: 
     return {path.name: read_json_notebook(path) for path in sorted((scratch / assignment).glob("*.ipynb"))}
 
 
-def _prepare(
-    course: Course, assignment: str, submissions: Path, student_id: str, released: dict[str, dict], sources: dict
-) -> _Prepared:
+def _prepare(course: Course, assignment: str, submissions: Path, student_id: str, given: _Given) -> _Prepared:
     """Check one student's folder (:mod:`transformer_course.grading.intake`) and copy what it holds into
     nbgrader's ``submitted/`` directory; whatever goes wrong becomes this submission's status alone."""
     try:
-        return _prepared(course, assignment, submissions, student_id, released, sources)
+        return _prepared(course, assignment, submissions, student_id, given)
     except Refused as refusal:
         return _Prepared(student_id, (refusal.status, refusal.message))
     except Exception as error:  # noqa: BLE001  (one submission's surprise must not stop the class)
         return _Prepared(student_id, ("error", f"the submission could not be read: {type(error).__name__}: {error}"))
 
 
-def _prepared(
-    course: Course, assignment: str, submissions: Path, student_id: str, released: dict[str, dict], sources: dict
-) -> _Prepared:
+def _prepared(course: Course, assignment: str, submissions: Path, student_id: str, given: _Given) -> _Prepared:
+    released, sources = given.released, given.sources
     check_student_id(student_id)
     student_directory = real_directory(submissions / student_id, f"the folder {student_id!r}")
     target = course.submitted_directory / student_id / assignment
@@ -302,7 +314,7 @@ def _prepared(
             return _Prepared(student_id, ("wrong_assignment", message))
         restored_cells += edited_locked_cells(notebook, released[name], sources[name])
         _unmark_duplicate_cells(notebook)
-        learner_cells += _learner_cells(course, notebook, sources[name])
+        learner_cells += _learner_cells(notebook, sources[name], given.setup_source)
         repaired[name] = notebook
     target.mkdir(parents=True)
     for name, notebook in repaired.items():
@@ -310,13 +322,12 @@ def _prepared(
     timestamp = read_timestamp(student_directory / "timestamp.txt")
     if timestamp is not None:
         (target / "timestamp.txt").write_text(timestamp, encoding="utf-8")
-    policy = course.policy(assignment)
     return _Prepared(
         student_id,
         restored_cells=tuple(restored_cells),
         restored_metadata=tuple(restored_metadata),
         learner_cells=learner_cells,
-        library_implementations=policy.library_implementations + policy.learner_writes,
+        library_implementations=given.library_implementations,
     )
 
 
@@ -331,14 +342,13 @@ def _unmark_duplicate_cells(notebook: dict) -> None:
             seen.add(grade_id)
 
 
-def _learner_cells(course: Course, notebook: dict, source: dict) -> list[tuple[str, str]]:
+def _learner_cells(notebook: dict, source: dict, setup: str) -> list[tuple[str, str]]:
     """(label, source) of the code cells the learner wrote: answer cells and cells they added.
 
     Given cells (locked, restored by nbgrader from the source) and the setup cell that release puts
     first are not the learner's.
     """
     given = set(_nbgrader_cells(source, locked_only=True))
-    setup = setup_cell(course).source
     cells = []
     for index, cell in enumerate(notebook.get("cells", [])):
         if cell.get("cell_type") != "code":
