@@ -20,7 +20,6 @@ import functools
 import http.server
 import json
 import os
-import shutil
 import subprocess
 import sys
 import threading
@@ -38,20 +37,6 @@ REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
 BUILD_DIR = REPOSITORY_ROOT / "_build"
 HTML_DIR = BUILD_DIR / "html"
 SCREENSHOT_DIR = BUILD_DIR / "screenshots"
-CHROMEDRIVER = Path("/usr/bin/chromedriver")
-# Without the networking flags Chromium keeps trying to reach Google's services and stalls on a
-# closed network; a fresh --user-data-dir is added per run.
-CHROMIUM_FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-quic",
-    "--window-size=1400,900",  # the width the book promises code without a horizontal scroll bar
-]
 PAGE_TIMEOUT_S = 60
 COLAB = "https://colab.research.google.com"
 
@@ -156,40 +141,6 @@ def site_url(book_build):
     server.server_close()
 
 
-def _find_chromium() -> str:
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    if chromium and CHROMEDRIVER.is_file():
-        return chromium
-    reason = (
-        "headless Chromium is needed to read the book: install Debian's packages with "
-        "`apt-get install chromium chromium-driver` (found chromium: "
-        f"{chromium or 'no'}, {CHROMEDRIVER}: {'yes' if CHROMEDRIVER.is_file() else 'no'})"
-    )
-    if os.environ.get("BOOK_BROWSER_TEST") == "skip":
-        pytest.skip(f"BOOK_BROWSER_TEST=skip: {reason}")
-    pytest.fail(f"{reason}; set BOOK_BROWSER_TEST=skip to skip the browser tests")
-
-
-@pytest.fixture(scope="session")
-def browser(tmp_path_factory):
-    """Headless Chromium with a fresh profile, recording console messages and network requests."""
-    chromium = _find_chromium()
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = chromium
-    for flag in CHROMIUM_FLAGS:
-        options.add_argument(flag)
-    options.add_argument(f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}")
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
-    driver = webdriver.Chrome(options=options, service=Service(executable_path=str(CHROMEDRIVER)))
-    driver.set_page_load_timeout(PAGE_TIMEOUT_S)
-    driver.set_script_timeout(PAGE_TIMEOUT_S)
-    yield driver
-    driver.quit()
-
-
 @dataclass
 class PageVisit:
     """What the browser saw on one page."""
@@ -274,19 +225,26 @@ def _visit(driver, site_url: str, page: str) -> PageVisit:
 
 
 def _screenshot(
-    driver, site_url: str, page: str, name: str, scroll_to_first_figure: bool = False, scroll_to: str = ""
+    driver,
+    site_url: str,
+    page: str,
+    name: str,
+    scroll_to_first_figure: bool = False,
+    scroll_to: str = "",
+    figure: str = "main img, section img",
 ) -> None:
     """Save a screenshot of ``page``: its top, its first figure, or the first figure after the section
-    whose id starts with ``scroll_to``."""
+    whose id starts with ``scroll_to`` (a figure: what the CSS selector ``figure`` finds)."""
     driver.get(f"{site_url}/{page}.html")
     driver.execute_async_script(_WAIT_FOR_MATHJAX)
     if scroll_to_first_figure or scroll_to:
         found = driver.execute_script(
             "const section = arguments[0] ? document.querySelector(`section[id^='${arguments[0]}']`) : null;"
-            "const image = (section || document).querySelector('main img, section img');"
+            "const image = (section || document).querySelector(arguments[1]);"
             "if (image) image.scrollIntoView({block: 'center'});"
             "return Boolean(image) && (!arguments[0] || Boolean(section));",
             scroll_to,
+            figure,
         )
         assert found, f"{page}: no figure in a section whose id starts with {scroll_to!r}"
         time.sleep(0.5)
@@ -319,7 +277,20 @@ def visits(browser, site_url) -> dict[str, PageVisit]:
         ("book/09-decoding", "09-beam-tree.png", "decoding-greedy-and-beam-search"),
     ):
         _screenshot(browser, site_url, page, name, scroll_to=section)
+    # The attention viewers: the numbers model's three attentions, the Multi30k model's cross-attention.
+    for page, name, section in (
+        ("book/09-decoding", "09-attention-viewer.png", "every-attention-to-explore"),
+        ("book/07-encoder-decoder", "07-attention-viewer.png", "attention-that-can-be-looked-at"),
+    ):
+        _screenshot(browser, site_url, page, name, scroll_to=section, figure="svg.attention-viewer-graph")
     return seen
+
+
+@pytest.mark.parametrize("page", ["book/07-encoder-decoder", "book/09-decoding"])
+def test_the_chapters_attention_viewer_draws_its_lines(browser, site_url, visits, page):
+    browser.get(f"{site_url}/{page}.html")
+    lines = browser.execute_script("return document.querySelectorAll('svg.attention-viewer-graph line').length")
+    assert lines > 0, f"{page}: the attention viewer drew nothing"
 
 
 def test_every_page_loads_without_console_errors(visits):

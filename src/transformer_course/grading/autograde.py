@@ -412,8 +412,9 @@ def _nbgrader_cells(notebook: dict, locked_only: bool = False) -> dict[str, tupl
 class _ClassGrading:
     """Step 4 for the class: each submission restored, run in a worker, reviewed meanwhile, and recorded.
 
-    Runs go to the workers as they free up, a few at a time (``workers.slots``), so that the results
-    are recorded as they come and a run that is stopped (:class:`_FailedStarts`) has sent no more.
+    Runs go to the workers a few at a time (one more than ``workers.slots``, so that a worker that
+    finishes finds the next run waiting while the grader records the last), so that the results are
+    recorded as they come and a run that is stopped (:class:`_FailedStarts`) has sent no more.
     """
 
     def __init__(self, course: Course, assignment: str, steps: NbgraderSteps, runs: dict, db_url: str):
@@ -427,7 +428,7 @@ class _ClassGrading:
         bar = tqdm(total=len(prepared), desc=f"grading {self.assignment}", unit="submission", disable=not progress)
         with bar, ThreadPoolExecutor(max_workers=workers.slots) as reviewers:
             while waiting or in_flight:
-                while waiting and len(in_flight) < workers.slots:
+                while waiting and len(in_flight) <= workers.slots:  # one waiting, for the first worker free
                     flight = self._start(waiting.popleft(), workers, reviewers)
                     if isinstance(flight, SubmissionResult):
                         self._done(flight, results, bar)
