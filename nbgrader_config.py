@@ -34,8 +34,8 @@ c.OverwriteCells.add_missing_cells = True
 from nbgrader.converters import Autograde  # noqa: E402
 from nbgrader.preprocessors import Execute, SaveAutoGrades  # noqa: E402
 
-from transformer_course.grading.sandboxed_run import SandboxedExecute  # noqa: E402
 from transformer_course.grading.gradebook import SaveAutoGradesKeepingReviews  # noqa: E402
+from transformer_course.grading.sandboxed_run import SandboxedExecute  # noqa: E402
 
 REPLACEMENTS = {Execute: SandboxedExecute, SaveAutoGrades: SaveAutoGradesKeepingReviews}
 c.Autograde.autograde_preprocessors = [
