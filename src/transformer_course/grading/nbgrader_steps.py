@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import warnings
 from pathlib import Path
 
 import nbformat
@@ -31,6 +32,7 @@ from nbgrader import utils
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.converters import Autograde
 from nbgrader.preprocessors import Execute, SaveAutoGrades
+from sqlalchemy.exc import SAWarning
 
 from .course import Course
 from .gradebook import VERDICTS, SaveAutoGradesKeepingReviews
@@ -58,7 +60,9 @@ class NbgraderSteps:
         """
         submitted = self.course.submitted_directory / student_id / self.assignment
         timestamp = _timestamp(submitted / "timestamp.txt")
-        with Gradebook(self.db_url, course_id=self.course.course_id) as gradebook:
+        with Gradebook(self.db_url, course_id=self.course.course_id) as gradebook, warnings.catch_warnings():
+            # nbgrader's update_or_create_submission makes SQLAlchemy warn about its own session on every call.
+            warnings.simplefilter("ignore", SAWarning)
             gradebook.update_or_create_student(student_id)
             if timestamp is not None:
                 gradebook.update_or_create_submission(self.assignment, student_id, timestamp=timestamp)
