@@ -20,8 +20,8 @@ each in a module of its own:
    **review** the learner's cells meanwhile, within a time and size bound
    (:func:`transformer_course.grading.review.bounded_review`); **record** the grades in the gradebook
    and the notebook in ``autograded/`` (nbgrader's steps again). A progress bar counts the class;
-5. **feedback**: nbgrader's feedback pages for the class in one pass, made safe to open and given the
-   review's findings (:mod:`transformer_course.grading.feedback`);
+5. **feedback**: each graded submission's nbgrader feedback page as soon as its grades are recorded, made
+   safe to open and given the review's findings (:mod:`transformer_course.grading.feedback`);
 6. **scores** read from the gradebook, and ``grades.csv`` written.
 
 Only step 4's runs leave this process; the gradebook, ``autograded/``, the feedback and the CSV are
@@ -46,6 +46,7 @@ import time
 import uuid
 from collections import deque
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
@@ -55,7 +56,7 @@ from tqdm.auto import tqdm
 
 from .course import Course, edited_locked_cells, read_json_notebook
 from .execute import KERNEL_NOT_STARTED_STATUS, notebook_problem, self_test
-from .feedback import finish_feedback_pages
+from .feedback import write_feedback
 from .gradebook import remove_unreviewed_manual_scores
 from .intake import (
     Refused,
@@ -164,11 +165,6 @@ def autograde(
     limits = limits or GradingLimits()
     db_url = db_url or course.default_db_url
     results = _grade_class(course, assignment, submissions, jobs, limits, db_url, sandbox, scheduler, progress)
-    started = time.perf_counter()
-    finish_feedback_pages(course, assignment, results, GRADED_STATUSES, db_url)
-    graded = [result for result in results if result.status in GRADED_STATUSES]
-    for result in graded:
-        result.seconds["feedback"] = (time.perf_counter() - started) / len(graded)
     _add_scores(results, db_url, course.course_id, assignment)
     if out is not None:
         write_csv(results, Path(out))
@@ -189,14 +185,19 @@ def _grade_class(
     """The self-test, then intake and grading of every student folder (steps 2 to 5 of the module docstring)."""
     students = student_folders(submissions)
     cgroup_prefix = f"transformer-course-{uuid.uuid4().hex[:8]}"
-    with tempfile.TemporaryDirectory(prefix="autograde-") as scratch:
+    with tempfile.TemporaryDirectory(prefix="autograde-") as scratch, ExitStack() as stack:
         package_directory = course.redacted_package(assignment, Path(scratch) / "package")
-        problem = self_test(package_directory, limits, sandbox, Path(scratch) / "self-test")
+        # The self-test's kernel starts while the package is packed and the workers import what they run.
+        with ThreadPoolExecutor(max_workers=1) as tester:
+            test = tester.submit(self_test, package_directory, limits, sandbox, Path(scratch) / "self-test")
+            package = PackageArchive.of(package_directory)
+            workers = stack.enter_context(Workers(jobs, scheduler))
+            workers.warm_up("transformer_course.grading.sandboxed_run")
+            problem = test.result()
         if problem is not None:
             raise GradingStopped(problem)
         released = _register_assignment(course, assignment, db_url, Path(scratch))
         sources = {path.name: read_json_notebook(path) for path in course.source_notebooks(assignment)}
-        package = PackageArchive.of(package_directory)
         runs = {
             path.stem: submission_run(course, assignment, path.stem, {}, package, limits, sandbox, cgroup_prefix)
             for path in course.source_notebooks(assignment)
@@ -208,8 +209,7 @@ def _grade_class(
         prepared = [_prepare(course, assignment, submissions, student, given) for student in students]
         grading = _ClassGrading(course, assignment, NbgraderSteps(course, assignment, db_url), runs, db_url)
         try:
-            with Workers(jobs, scheduler) as workers:
-                results = grading.grade(prepared, workers, progress)
+            results = grading.grade(prepared, workers, progress)
         finally:
             remove_cgroups(cgroup_prefix)
     if grading.starts.stopped is not None:
@@ -497,6 +497,10 @@ class _ClassGrading:
         problem = notebook_problem(cell for outcome in outcomes for cell in outcome.notebook["cells"])
         if problem is not None:
             result.status, result.message = problem
+        if result.status != KERNEL_NOT_STARTED_STATUS:  # a page of the grader's own failure tells a learner nothing
+            started = time.perf_counter()
+            write_feedback(self.course, self.assignment, result, self.db_url)
+            result.seconds["feedback"] = time.perf_counter() - started
         return result
 
 

@@ -1,7 +1,8 @@
 """Feedback pages: nbgrader's HTML for each graded submission, safe to open, with the review on top.
 
-nbgrader's ``GenerateFeedback`` converter renders each autograded notebook, for the class in one pass
-in the grader's process. What the page shows of the
+nbgrader's ``GenerateFeedback`` converter renders each autograded notebook in the grader's process,
+as soon as its grades are recorded (so that the class's pages are made while the next submissions run,
+not one after another at the end). What the page shows of the
 learner's work is made harmless before it becomes HTML: the kernel's outputs keep only text and
 images whose data is plain base64 (:mod:`transformer_course.grading.runner`), code is highlighted
 (escaped) by nbconvert, and Markdown goes through :func:`safe_markdown2html`, which
@@ -14,7 +15,6 @@ the grader puts the released source back after judging them (:mod:`transformer_c
 from __future__ import annotations
 
 import html
-from collections.abc import Iterable
 from pathlib import Path
 
 from .course import CourseError
@@ -39,21 +39,18 @@ def safe_markdown2html(source: str) -> str:
     )
 
 
-def finish_feedback_pages(course, assignment: str, results: Iterable, graded_statuses: tuple[str, ...], db_url: str):
-    """Feedback for every graded result (one nbgrader run for the class), each page with its review's findings."""
-    graded = [result for result in results if result.status in graded_statuses]
-    if not graded:
-        return
+def write_feedback(course, assignment: str, result, db_url: str) -> None:
+    """nbgrader's feedback page for one graded ``result`` (its ``GenerateFeedback`` converter, in this process),
+    with the review's findings on top; the result's message says so when no page could be made."""
     try:
-        course.run_converter("GenerateFeedback", assignment_id=assignment, db_url=db_url)
+        course.run_converter("GenerateFeedback", assignment_id=assignment, student_id=result.student_id, db_url=db_url)
     except CourseError:
-        pass  # the submissions whose page could not be made are told so below
-    for result in graded:
-        pages = sorted((course.feedback_directory / result.student_id / assignment).glob("*.html"))
-        if not pages:
-            result.message = (result.message + "; " if result.message else "") + "feedback could not be generated"
-        for page in pages if result.review else []:
-            add_review_to_page(page, result.review.split("; "))
+        pass  # said below
+    pages = sorted((course.feedback_directory / result.student_id / assignment).glob("*.html"))
+    if not pages:
+        result.message = (result.message + "; " if result.message else "") + "feedback could not be generated"
+    for page in pages if result.review else []:
+        add_review_to_page(page, result.review.split("; "))
 
 
 def add_review_to_page(page: Path, findings: list[str]) -> None:
