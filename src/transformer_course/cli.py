@@ -9,6 +9,7 @@ Learners:
     transformer-course evaluate CHECKPOINT                     decode a test split and score it
     transformer-course record CHECKPOINT --out FILE.json       keep a trained run's curves, scores and examples
     transformer-course variations --steps N --out FILE.json    the paper's Table 3 at small scale, several seeds
+    transformer-course table2 --minutes M --out FILE.json      the paper's Table 2 at small scale: against a GRU
 
 Each group of commands lives beside the code it drives and registers itself here.
 """
@@ -28,7 +29,7 @@ from .data.download import DownloadError
 COMMAND_GROUPS = {
     "transformer_course.grading.commands": ("release", "autograde", "check"),
     "transformer_course.training.commands": ("train", "evaluate"),
-    "transformer_course.book_programs.commands": ("record", "variations"),
+    "transformer_course.book_programs.commands": ("record", "variations", "table2"),
 }
 
 

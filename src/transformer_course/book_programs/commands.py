@@ -2,6 +2,7 @@
 
     transformer-course record runs/multi30k --out book/records/multi30k-cpu.json
     transformer-course variations --steps 300 --out book/records/table3-numbers.json
+    transformer-course table2 --minutes 3 --out book/records/table2-numbers.json
 
 Like ``train`` and ``evaluate``, each ends by printing its results as one JSON line on standard output.
 """
@@ -13,7 +14,7 @@ import argparse
 from ..device import device_option
 from ..training.checkpoint import checkpoint_path
 from ..training.commands import print_json, set_threads, user_errors
-from . import variations
+from . import table2, variations
 from .record import make_record, write_record
 
 
@@ -21,6 +22,7 @@ def register(subcommands: argparse._SubParsersAction) -> None:
     """Add the book's commands to the ``transformer-course`` parser."""
     _register_record(subcommands)
     variations.register(subcommands)
+    table2.register(subcommands)
 
 
 def _register_record(subcommands: argparse._SubParsersAction) -> None:

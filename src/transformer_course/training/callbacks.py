@@ -103,6 +103,8 @@ class ValidateAndCheckpoint:
         size = state.model_config
         layers = f"{size.num_layers}+{size.num_layers} layers"
         title = f"{state.task.name}: d_model {size.d_model}, {layers}, {size.num_heads} heads, d_ff {size.d_ff}"
+        if size.architecture == "gru":
+            title = f"{state.task.name}: GRU with attention, d_model {size.d_model}, {layers}"
         plot_training_curves(state.history, state.out_dir / "curves.png", title=title)
 
     def _validate(self, trainer, seconds: float) -> dict:

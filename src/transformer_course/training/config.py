@@ -8,7 +8,10 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
 
+from torch import nn
+
 from ..model import Transformer
+from ..recurrent import RecurrentEncoderDecoder
 
 
 @dataclass
@@ -30,10 +33,21 @@ class ModelConfig:
     tie_embeddings: bool = True
     positional: str = "sinusoidal"
     shared_vocabulary: bool = False  # one vocabulary for both sides: the source embedding is tied too
+    # "transformer", or "gru": Table 2's recurrent baseline (recurrent.py), which reads d_model, num_layers,
+    # dropout and tie_embeddings and has no heads, feed-forward networks or positions.
+    architecture: str = "transformer"
 
-    def build(self, source_vocab_size: int, target_vocab_size: int) -> Transformer:
+    def build(self, source_vocab_size: int, target_vocab_size: int) -> nn.Module:
         """A freshly initialised model with these hyperparameters."""
-        return Transformer(source_vocab_size, target_vocab_size, **asdict(self), fused_attention=True)
+        settings = asdict(self)
+        architecture = settings.pop("architecture")
+        if architecture == "gru":
+            return RecurrentEncoderDecoder(
+                source_vocab_size, target_vocab_size, self.d_model, self.num_layers, self.dropout, self.tie_embeddings
+            )
+        if architecture != "transformer":
+            raise ValueError(f"unknown architecture {architecture!r}: 'transformer' or 'gru'")
+        return Transformer(source_vocab_size, target_vocab_size, **settings, fused_attention=True)
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -1,0 +1,198 @@
+"""The paper's Table 2 at small scale: the Transformer against a recurrent model, at the same budget.
+
+    transformer-course table2 --task numbers --seeds 0 1 2 --minutes 3 --out book/records/table2-numbers.json
+
+Table 2 of the paper sets each model's BLEU against its training cost in FLOPs: the Transformer
+matched or beat the recurrent and convolutional models at a fraction of their cost. Here chapter 8's
+numbers model and Table 2's recurrent family, a GRU encoder-decoder with additive attention
+(:mod:`transformer_course.recurrent`) of the same width and depth, train on the same data with the
+same loop, batches, schedule and label smoothing, for the same CPU minutes on one thread each, with
+several seeds. The record keeps, for every run, what the budget bought and what it gave:
+
+* **cost**: optimiser updates done, CPU minutes, and training FLOPs: the FLOPs of one update on a
+  fixed batch of the task (counted by PyTorch's ``FlopCounterMode``, forward and backward) times the
+  updates done;
+* **quality** on the validation and test splits: exact match of greedy translations, and perplexity
+  (teacher-forced cross-entropy without label smoothing, as ``variations`` scores it).
+
+The record is written after every finished run; started again with the same settings the command
+skips the runs it holds, and with other settings it stops instead of mixing them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import math
+import multiprocessing
+import shlex
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from datetime import date
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from torch.utils.flop_counter import FlopCounterMode
+
+from ..data import PAD_ID, TranslationTask, bucketed_batches, load_task, make_batch
+from ..device import describe_machine
+from ..masks import padding_and_causal_mask, padding_mask
+from ..training.config import ModelConfig, TrainingConfig
+from ..training.evaluation import evaluate, teacher_forced_loss
+from ..training.label_smoothing import LabelSmoothingLoss
+from ..training.loop import train
+from .record import write_record
+from .variations import BASE_MODEL, BASE_TRAINING, GENERATED_TASKS, _check_same, spread
+
+ARCHITECTURES = {
+    "Transformer": BASE_MODEL,
+    "GRU with attention": dataclasses.replace(BASE_MODEL, architecture="gru"),
+}
+
+PAPER = {
+    "source": "Vaswani et al. (2017), Table 2: BLEU on newstest2014 and training cost in FLOPs",
+    "rows": [
+        {"model": "GNMT + RL", "bleu_en_de": 24.6, "bleu_en_fr": 39.92, "flops_en_de": 2.3e19, "flops_en_fr": 1.4e20},
+        {"model": "ConvS2S", "bleu_en_de": 25.16, "bleu_en_fr": 40.46, "flops_en_de": 9.6e18, "flops_en_fr": 1.5e20},
+        {"model": "Transformer (base)", "bleu_en_de": 27.3, "bleu_en_fr": 38.1, "flops_en_de": 3.3e18},
+    ],
+}
+
+
+def update_flops(model: torch.nn.Module, task: TranslationTask, max_tokens: int) -> int:
+    """FLOPs of one training update's forward and backward pass on the task's first training batch."""
+    pairs = task.encode("train")
+    batch = make_batch(pairs, bucketed_batches(pairs.source_target_lengths(), max_tokens)[0])
+    source, decoder_input, expected = batch.source, batch.target_input, batch.target_output
+    with FlopCounterMode(display=False) as counter:
+        logits = model(
+            source, decoder_input, padding_mask(source, PAD_ID), padding_and_causal_mask(decoder_input, PAD_ID)
+        )
+        F.cross_entropy(logits.flatten(0, 1), expected.flatten(), ignore_index=PAD_ID).backward()
+    model.zero_grad(set_to_none=True)
+    return int(counter.get_total_flops())
+
+
+def train_and_measure(task: TranslationTask, model_config: ModelConfig, training: TrainingConfig) -> dict:
+    """One run: train for the budget on one thread, then its cost and its scores (see the module docstring)."""
+    torch.set_num_threads(1)
+    cpu_started = time.process_time()
+    result = train(task, training, model_config, progress=False)
+    cpu_minutes = (time.process_time() - cpu_started) / 60
+    cross_entropy = LabelSmoothingLoss(0.0, ignore_index=PAD_ID)
+    scores = {}
+    for split in ("validation", "test"):
+        loss = teacher_forced_loss(result.model, task.encode(split), cross_entropy, training.max_tokens)
+        scores[split] = {"perplexity": round(math.exp(loss), 4), **_quality(evaluate(result.model, task, split))}
+    flops = update_flops(result.model.train(), task, training.max_tokens)
+    return {
+        "steps": result.steps,
+        "cpu_minutes": round(cpu_minutes, 3),
+        "training_flops": flops * result.steps,
+        "update_flops": flops,
+        "parameters": sum(parameter.numel() for parameter in result.model.parameters()),
+        **scores,
+    }
+
+
+def _quality(scores: dict) -> dict:
+    return {name: scores[name] for name in ("exact_match", "sacrebleu") if name in scores}
+
+
+def run_table2(
+    task: TranslationTask, seeds: list[int], minutes: float, out: str | Path, workers: int = 1, command: str = ""
+) -> dict:
+    """Train each architecture with each seed for ``minutes`` and keep the record ``out`` (see the module docstring)."""
+    training = {**BASE_TRAINING, "minutes": minutes, "device": "cpu", "validate_every": 10**9}
+    settings = {
+        "task": {"name": task.name, "arguments": task.arguments},
+        "minutes": minutes,
+        "training": {key: value for key, value in TrainingConfig(**training).to_dict().items() if key != "seed"},
+        "models": {name: config.to_dict() for name, config in ARCHITECTURES.items()},
+    }
+    out = Path(out)
+    record = _open_record(out, settings)
+    record["provenance"].update(machine=describe_machine("cpu"), torch=str(torch.__version__), threads=1)
+    record["provenance"]["commands"].append(command)
+    jobs = [(name, seed) for seed in seeds for name in ARCHITECTURES if str(seed) not in record["models"][name]["runs"]]
+    context = multiprocessing.get_context("spawn")  # fresh interpreters, not forks of one whose threads run
+    with ProcessPoolExecutor(max(1, workers), mp_context=context) as pool:
+        futures = {
+            pool.submit(train_and_measure, task, ARCHITECTURES[name], TrainingConfig(**training, seed=seed)): (
+                name,
+                seed,
+            )
+            for name, seed in jobs
+        }
+        for future in as_completed(futures):
+            name, seed = futures[future]
+            _store(record["models"][name], seed, future.result())
+            record["provenance"]["updated"] = date.today().isoformat()
+            write_record(record, out)
+            print(f"{name}, seed {seed}: {json.dumps(record['models'][name]['runs'][str(seed)])}", file=sys.stderr)
+    return record
+
+
+def _open_record(path: Path, settings: dict) -> dict:
+    if path.exists():
+        record = json.loads(path.read_text(encoding="utf-8"))
+        _check_same(record.get("settings", {}), settings, path)
+        return record
+    today = date.today().isoformat()
+    return {
+        "settings": settings,
+        "paper": PAPER,
+        "provenance": {"commands": [], "started": today, "updated": today},
+        "models": {name: {"runs": {}} for name in ARCHITECTURES},
+    }
+
+
+def _store(entry: dict, seed: int, run: dict) -> None:
+    """Keep one run, and recompute its model's summary (mean, spread) from every seed's run."""
+    entry["parameters"], entry["update_flops"] = run.pop("parameters"), run.pop("update_flops")
+    entry["runs"][str(seed)] = run
+    entry["runs"] = dict(sorted(entry["runs"].items(), key=lambda item: int(item[0])))
+    runs = list(entry["runs"].values())
+    for name in ("steps", "cpu_minutes", "training_flops"):
+        entry[name] = spread([run[name] for run in runs])
+    for split in ("validation", "test"):
+        entry[split] = {metric: spread([run[split][metric] for run in runs]) for metric in runs[0][split]}
+
+
+def register(subcommands: argparse._SubParsersAction) -> None:
+    """Add the ``table2`` command to the ``transformer-course`` parser."""
+    parser = subcommands.add_parser(
+        "table2",
+        help="the paper's Table 2 at small scale: the Transformer and a GRU with attention at the same CPU budget",
+        description=__doc__.split("\n\n")[0],
+    )
+    parser.add_argument("--task", choices=GENERATED_TASKS, default="numbers", help="the data (default: numbers)")
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2], help="training seeds (default: 0 1 2)")
+    parser.add_argument("--minutes", type=float, required=True, help="CPU minutes of every run (one thread)")
+    parser.add_argument("--out", required=True, help="the JSON record (e.g. book/records/table2-numbers.json)")
+    parser.add_argument("--workers", type=int, default=1, help="runs trained side by side, each in its own process")
+    parser.set_defaults(run=run_command)
+
+
+def run_command(arguments: argparse.Namespace) -> int:
+    if arguments.minutes <= 0 or arguments.workers < 1:
+        raise SystemExit(
+            f"error: --minutes and --workers must be positive, got {arguments.minutes}, {arguments.workers}"
+        )
+    task = load_task(arguments.task, seed=0)  # one data set; the seeds vary the training
+    try:
+        record = run_table2(
+            task, arguments.seeds, arguments.minutes, arguments.out, arguments.workers,
+            shlex.join(arguments.command_line),
+        )  # fmt: skip
+    except ValueError as error:
+        raise SystemExit(f"error: {error}") from None
+    summary = {
+        name: {"runs": len(entry["runs"]), "test": entry.get("test"), "training_flops": entry.get("training_flops")}
+        for name, entry in record["models"].items()
+    }
+    print(json.dumps({"record": str(arguments.out), "models": summary}), flush=True)
+    return 0
