@@ -15,7 +15,8 @@ any worker: a process of the grader's own pool or a Dask worker on another machi
 4. returns the executed notebook and the grader's verdict on each test cell (:class:`RunOutcome`).
 
 Nothing of a run outlives it: its sandbox, every process in it and its cgroup end with it. The
-worker keeps only the unpacked package (by the archive's digest), which no sandbox can write.
+worker keeps only the unpacked package (by the archive's digest, in a private folder of its own),
+which no sandbox can write.
 """
 
 from __future__ import annotations
@@ -84,25 +85,26 @@ class PackageArchive:
         return PackageArchive(data, hashlib.sha256(data).hexdigest())
 
     def unpacked(self) -> Path:
-        """The package in this machine's temporary folder (unpacked once per digest), readable by the sandbox."""
-        target = Path(tempfile.gettempdir()) / "transformer-course-packages" / self.digest
-        if target.is_dir():
-            return target
-        target.parent.mkdir(parents=True, exist_ok=True)
-        partial = Path(tempfile.mkdtemp(prefix=f".{self.digest[:12]}-", dir=target.parent))
-        with tarfile.open(fileobj=io.BytesIO(self.data)) as archive:
-            archive.extractall(partial, filter="data")
-        for directory, _, files in os.walk(partial):
-            os.chmod(directory, 0o755)
-            for name in files:
-                os.chmod(os.path.join(directory, name), 0o644)
-        try:
-            partial.rename(target)
-        except OSError:  # another worker on this machine unpacked it meanwhile
-            import shutil
+        """The package unpacked (once per digest in this process) into a folder of this process's own, which
+        only the grader's user can enter: no other user of the machine can put another package in its place."""
+        if self.digest not in _UNPACKED:
+            global _PRIVATE
+            if _PRIVATE is None:
+                _PRIVATE = tempfile.TemporaryDirectory(prefix="transformer-course-packages-")  # mode 0700
+            target = Path(_PRIVATE.name) / self.digest
+            with tarfile.open(fileobj=io.BytesIO(self.data)) as archive:
+                archive.extractall(target, filter="data")
+            for directory, _, files in os.walk(target):  # readable by the sandbox's user, which binds it read-only
+                os.chmod(directory, 0o755)
+                for name in files:
+                    os.chmod(os.path.join(directory, name), 0o644)
+            _UNPACKED[self.digest] = target
+        return _UNPACKED[self.digest]
 
-            shutil.rmtree(partial, ignore_errors=True)
-        return target
+
+# The packages this process has unpacked, by digest, in its private folder (removed when the process ends).
+_UNPACKED: dict[str, Path] = {}
+_PRIVATE: tempfile.TemporaryDirectory | None = None
 
 
 @dataclass(frozen=True)
