@@ -27,6 +27,8 @@ import torch
 from torch import Tensor, nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
+from .masks import additive_mask
+
 
 @dataclass
 class RecurrentCache:
@@ -53,7 +55,7 @@ class AdditiveAttention(nn.Module):
         """``state`` (batch, d_model), ``keys`` = W_h h (batch, L_src, d_model), ``mask`` (batch, L_src) → the
         context (batch, d_model) and the weights (batch, L_src)."""
         scores = self.score(torch.tanh(self.query(state).unsqueeze(1) + keys)).squeeze(-1)  # (batch, L_src)
-        weights = torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1)
+        weights = torch.softmax(scores + additive_mask(mask, scores.dtype), dim=-1)  # masks.py's additive form
         return torch.bmm(weights.unsqueeze(1), memory).squeeze(1), weights
 
 
