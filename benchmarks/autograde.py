@@ -34,16 +34,11 @@ import torch
 from transformer_course.device import describe_machine
 from transformer_course.grading.autograde import autograde
 from transformer_course.grading.course import copy_course
+from transformer_course.grading.sandboxed_run import STEPS as RUN_STEPS
 
 REPOSITORY = Path(__file__).resolve().parents[1]
-STEPS = (
-    "sandbox and kernel start",
-    "imports",
-    "notebook cells",
-    "hidden tests",
-    "gradebook",
-    "feedback",
-)
+# The worker's steps of a run, then the grader's own for the same submission.
+STEPS = (*RUN_STEPS, "gradebook", "feedback")
 
 
 def grade_class(assignment: str, copies: int, jobs: int) -> tuple[float, list]:

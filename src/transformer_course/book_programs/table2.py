@@ -45,7 +45,7 @@ from ..training.evaluation import evaluate, teacher_forced_loss
 from ..training.label_smoothing import LabelSmoothingLoss
 from ..training.loop import train
 from .record import write_record
-from .variations import BASE_MODEL, BASE_TRAINING, GENERATED_TASKS, _check_same, spread
+from .variations import BASE_MODEL, BASE_TRAINING, GENERATED_TASKS, check_same_settings, spread
 
 ARCHITECTURES = {
     "Transformer": BASE_MODEL,
@@ -139,7 +139,7 @@ def run_table2(
 def _open_record(path: Path, settings: dict) -> dict:
     if path.exists():
         record = json.loads(path.read_text(encoding="utf-8"))
-        _check_same(record.get("settings", {}), settings, path)
+        check_same_settings(record.get("settings", {}), settings, path)
         return record
     today = date.today().isoformat()
     return {

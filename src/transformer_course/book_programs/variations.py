@@ -230,7 +230,7 @@ def _open_record(path: Path, settings: dict, variants: list[Variant]) -> dict:
     """The record at ``path`` if it was made with ``settings``, else a new one; with an entry per variant."""
     if path.exists():
         record = json.loads(path.read_text(encoding="utf-8"))
-        _check_same(record.get("settings", {}), settings, path)
+        check_same_settings(record.get("settings", {}), settings, path)
     else:
         today = date.today().isoformat()
         record = {
@@ -252,7 +252,8 @@ def _open_record(path: Path, settings: dict, variants: list[Variant]) -> dict:
     return record
 
 
-def _check_same(stored: dict, settings: dict, path: Path) -> None:
+def check_same_settings(stored: dict, settings: dict, path: Path) -> None:
+    """Raise a ValueError naming each setting that differs between the record at ``path`` and this run's."""
     # Through JSON, so that a tuple compares equal to the list it is read back as.
     stored, settings = _flat(json.loads(json.dumps(stored))), _flat(json.loads(json.dumps(settings)))
     if stored != settings:

@@ -519,13 +519,6 @@ def _named(error: BaseException) -> str:
     return f"{type(error).__name__}: {error}"[:500]
 
 
-def _with_busy_timeout(db_url: str) -> str:
-    """Let parallel nbgrader processes wait for SQLite's write lock instead of failing."""
-    if db_url.startswith("sqlite:") and "timeout=" not in db_url:
-        return db_url + ("&" if "?" in db_url else "?") + "timeout=120"
-    return db_url
-
-
 def _add_scores(results: list[SubmissionResult], db_url: str, course_id: str, assignment: str) -> None:
     """Fill in score and max_score from the gradebook for every graded submission."""
     with Gradebook(db_url, course_id=course_id) as gradebook:
