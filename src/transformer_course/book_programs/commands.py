@@ -2,7 +2,7 @@
 
     transformer-course record runs/multi30k --out book/records/multi30k-cpu.json
     transformer-course variations --steps 300 --out book/records/table3-numbers.json
-    transformer-course table2 --minutes 3 --out book/records/table2-numbers.json
+    transformer-course table2 --minutes 1 --out book/records/table2-numbers.json
 
 Like ``train`` and ``evaluate``, each ends by printing its results as one JSON line on standard output.
 """

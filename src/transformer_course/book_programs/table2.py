@@ -1,15 +1,18 @@
 """The paper's Table 2 at small scale: the Transformer against a recurrent model, at the same budget.
 
-    transformer-course table2 --task numbers --seeds 0 1 2 --minutes 3 --out book/records/table2-numbers.json
+    transformer-course table2 --task numbers --seeds 0 1 2 --minutes 1 --out book/records/table2-numbers.json
+    transformer-course table2 --task multi30k --seeds 0 --minutes 20 --out book/records/table2-multi30k.json
 
 Table 2 of the paper sets each model's BLEU against its training cost in FLOPs: the Transformer
-matched or beat the recurrent and convolutional models at a fraction of their cost. Here chapter 8's
-numbers model and Table 2's recurrent family, a GRU encoder-decoder with additive attention
-(:mod:`transformer_course.recurrent`) of the same width and depth, train on the same data with the
-same loop, batches, schedule and label smoothing, for the same CPU minutes on one thread each, with
-several seeds. The record keeps, for every run, what the budget bought and what it gave:
+matched or beat the recurrent and convolutional models at a fraction of their cost. Here a
+Transformer (chapter 8's numbers model, or the task's CPU recipe) and Table 2's recurrent family, a
+GRU encoder-decoder with additive attention (:mod:`transformer_course.recurrent`) of the same width
+and depth, train on the same data with the same loop, batches, schedule and label smoothing, for the
+same minutes on one thread each (side by side, one process each), with one or several seeds. The
+record keeps, for every run, what the budget bought and what it gave:
 
-* **cost**: optimiser updates done, CPU minutes, and training FLOPs: the FLOPs of one update on a
+* **cost**: optimiser updates done, CPU minutes (of the whole training call, its closing validation
+  loss included), and training FLOPs: the FLOPs of one update on a
   fixed batch of the task (counted by PyTorch's ``FlopCounterMode``, forward and backward) times the
   updates done;
 * **quality** on the validation and test splits: exact match of greedy translations, and perplexity
@@ -40,17 +43,41 @@ from torch.utils.flop_counter import FlopCounterMode
 from ..data import PAD_ID, TranslationTask, bucketed_batches, load_task, make_batch
 from ..device import describe_machine
 from ..masks import padding_and_causal_mask, padding_mask
-from ..training.config import ModelConfig, TrainingConfig
+from ..training.config import ModelConfig, TrainingConfig, recipe_for
 from ..training.evaluation import evaluate, teacher_forced_loss
 from ..training.label_smoothing import LabelSmoothingLoss
 from ..training.loop import train
 from .record import write_record
 from .variations import BASE_MODEL, BASE_TRAINING, GENERATED_TASKS, check_same_settings, spread
 
-ARCHITECTURES = {
-    "Transformer": BASE_MODEL,
-    "GRU with attention": dataclasses.replace(BASE_MODEL, architecture="gru"),
-}
+
+@dataclasses.dataclass(frozen=True)
+class Plan:
+    """What a task's two models are trained with.
+
+    Attributes:
+        model: the Transformer's size; the GRU takes the same width, depth and vocabulary.
+        training: :class:`TrainingConfig` settings besides the budget and the seed.
+        task: arguments of the task's builder besides its seed (a BPE vocabulary's size).
+    """
+
+    model: ModelConfig
+    training: dict
+    task: dict = dataclasses.field(default_factory=dict)
+
+    def architectures(self) -> dict[str, ModelConfig]:
+        """The table's rows: the Transformer and the GRU with attention."""
+        return {"Transformer": self.model, "GRU with attention": dataclasses.replace(self.model, architecture="gru")}
+
+
+def plan_for(task_name: str) -> Plan:
+    """Chapter 8's numbers model for the numbers task; any other task's CPU recipe (``recipe_for``)."""
+    if task_name == "numbers":
+        return Plan(BASE_MODEL, dict(BASE_TRAINING))
+    recipe = recipe_for(task_name, "cpu")
+    training = {key: value for key, value in recipe.training.items() if key not in ("validate_every", "log_every")}
+    return Plan(recipe.model, training, dict(recipe.task))
+
 
 PAPER = {
     "source": "Vaswani et al. (2017), Table 2: BLEU on newstest2014 and training cost in FLOPs",
@@ -103,25 +130,37 @@ def _quality(scores: dict) -> dict:
 
 
 def run_table2(
-    task: TranslationTask, seeds: list[int], minutes: float, out: str | Path, workers: int = 1, command: str = ""
+    task: TranslationTask,
+    plan: Plan,
+    seeds: list[int],
+    minutes: float,
+    out: str | Path,
+    workers: int = 1,
+    command: str = "",
 ) -> dict:
-    """Train each architecture with each seed for ``minutes`` and keep the record ``out`` (see the module docstring)."""
-    training = {**BASE_TRAINING, "minutes": minutes, "device": "cpu", "validate_every": 10**9}
+    """Train each of ``plan``'s architectures with each seed for ``minutes``; keep the record ``out``.
+
+    See the module docstring for what the record holds. The runs validate only at the end, for the
+    record, so that the whole budget trains.
+    """
+    architectures = plan.architectures()
+    # The loop validates once, when the budget is spent, on one example: the record's scores are computed after.
+    training = {**plan.training, "minutes": minutes, "device": "cpu", "validate_every": 10**9, "validation_examples": 1}
     settings = {
-        "task": {"name": task.name, "arguments": task.arguments},
+        "task": {"name": task.name, "arguments": _portable(task.arguments)},
         "minutes": minutes,
         "training": {key: value for key, value in TrainingConfig(**training).to_dict().items() if key != "seed"},
-        "models": {name: config.to_dict() for name, config in ARCHITECTURES.items()},
+        "models": {name: config.to_dict() for name, config in architectures.items()},
     }
     out = Path(out)
-    record = _open_record(out, settings)
+    record = _open_record(out, settings, architectures)
     record["provenance"].update(machine=describe_machine("cpu"), torch=str(torch.__version__), threads=1)
     record["provenance"]["commands"].append(command)
-    jobs = [(name, seed) for seed in seeds for name in ARCHITECTURES if str(seed) not in record["models"][name]["runs"]]
+    jobs = [(name, seed) for seed in seeds for name in architectures if str(seed) not in record["models"][name]["runs"]]
     context = multiprocessing.get_context("spawn")  # fresh interpreters, not forks of one whose threads run
     with ProcessPoolExecutor(max(1, workers), mp_context=context) as pool:
         futures = {
-            pool.submit(train_and_measure, task, ARCHITECTURES[name], TrainingConfig(**training, seed=seed)): (
+            pool.submit(train_and_measure, task, architectures[name], TrainingConfig(**training, seed=seed)): (
                 name,
                 seed,
             )
@@ -136,7 +175,12 @@ def run_table2(
     return record
 
 
-def _open_record(path: Path, settings: dict) -> dict:
+def _portable(arguments: dict) -> dict:
+    """The task's arguments without a local path to its data, which says nothing of the data itself."""
+    return {key: value for key, value in arguments.items() if key != "path"}
+
+
+def _open_record(path: Path, settings: dict, architectures: dict) -> dict:
     if path.exists():
         record = json.loads(path.read_text(encoding="utf-8"))
         check_same_settings(record.get("settings", {}), settings, path)
@@ -146,7 +190,7 @@ def _open_record(path: Path, settings: dict) -> dict:
         "settings": settings,
         "paper": PAPER,
         "provenance": {"commands": [], "started": today, "updated": today},
-        "models": {name: {"runs": {}} for name in ARCHITECTURES},
+        "models": {name: {"runs": {}} for name in architectures},
     }
 
 
@@ -169,7 +213,10 @@ def register(subcommands: argparse._SubParsersAction) -> None:
         help="the paper's Table 2 at small scale: the Transformer and a GRU with attention at the same CPU budget",
         description=__doc__.split("\n\n")[0],
     )
-    parser.add_argument("--task", choices=GENERATED_TASKS, default="numbers", help="the data (default: numbers)")
+    parser.add_argument(
+        "--task", choices=(*GENERATED_TASKS, "multi30k"), default="numbers", help="the data (default: numbers)"
+    )
+    parser.add_argument("--data", default=None, help="multi30k: a local copy of the dataset (default: download it)")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2], help="training seeds (default: 0 1 2)")
     parser.add_argument("--minutes", type=float, required=True, help="CPU minutes of every run (one thread)")
     parser.add_argument("--out", required=True, help="the JSON record (e.g. book/records/table2-numbers.json)")
@@ -182,13 +229,17 @@ def run_command(arguments: argparse.Namespace) -> int:
         raise SystemExit(
             f"error: --minutes and --workers must be positive, got {arguments.minutes}, {arguments.workers}"
         )
-    task = load_task(arguments.task, seed=0)  # one data set; the seeds vary the training
+    if arguments.data is not None and arguments.task in GENERATED_TASKS:
+        raise SystemExit(f"error: --data is for multi30k; the {arguments.task} task is generated")
+    plan = plan_for(arguments.task)
+    data = {} if arguments.data is None else {"path": arguments.data}
     try:
+        task = load_task(arguments.task, seed=0, **plan.task, **data)  # one data set; the seeds vary the training
         record = run_table2(
-            task, arguments.seeds, arguments.minutes, arguments.out, arguments.workers,
+            task, plan, arguments.seeds, arguments.minutes, arguments.out, arguments.workers,
             shlex.join(arguments.command_line),
         )  # fmt: skip
-    except ValueError as error:
+    except (ValueError, OSError) as error:
         raise SystemExit(f"error: {error}") from None
     summary = {
         name: {"runs": len(entry["runs"]), "test": entry.get("test"), "training_flops": entry.get("training_flops")}
