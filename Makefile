@@ -1,13 +1,19 @@
 # The course's two entry points (see README.md):
-#   make book   install the pinned environment into .venv, then build the book into _build/html
-#   make test   run the test suite in that environment
+#   make book       install the pinned environment into .venv, then build the book into _build/html
+#                   (English) and _build/html/zh_CN (Chinese, from the same source and execution)
+#   make test       run the test suite in that environment
+#   make catalogs   after an English change: the translation catalogs follow the pages (README)
 VENV ?= .venv
 PYTHON := $(VENV)/bin/python
 
-.PHONY: book test clean
+.PHONY: book test catalogs clean
 
 book: $(VENV)/.installed
 	$(VENV)/bin/jupyter-book build .
+	$(PYTHON) -m transformer_course.book_programs.editions build
+
+catalogs: $(VENV)/.installed
+	$(PYTHON) -m transformer_course.book_programs.editions catalogs
 
 test: $(VENV)/.installed
 	$(PYTHON) -m pytest -n 2 --dist loadfile

@@ -1,6 +1,6 @@
 """The course book's own Sphinx extension (registered in ``_config.yml`` under ``sphinx.local_extensions``).
 
-It does three things:
+It does four things:
 
 1. **MathJax from the site itself.** Sphinx loads MathJax from a CDN by default, so a reader
    offline (or a build checked on a closed network) sees raw ``$$`` instead of equations. The
@@ -18,6 +18,11 @@ It does three things:
    started (sphinx-thebe's ``const THEBE_JS_URL = ...``) twice, once under the name ``None`` and
    once under ``''``; the second ``const`` declaration is a JavaScript error on every page. The
    duplicate is dropped.
+
+4. **A link to the page's twin in the other edition.** The Chinese edition is built from the same
+   source into ``zh_CN/`` under the English site (``transformer_course.book_programs.editions``);
+   every page of either starts with a link to the same page in the other language, and names it
+   in its head (``<link rel="alternate" hreflang=...>``).
 """
 
 from __future__ import annotations
@@ -94,10 +99,35 @@ def drop_duplicate_scripts(
     context["script_files"] = unique
 
 
+# Each edition: its language, its folder under the English site, and the link text that leads to it.
+EDITIONS = {"en": ("", "English"), "zh_CN": ("zh_CN/", "中文")}
+
+
+def link_the_other_edition(
+    app: Sphinx, pagename: str, templatename: str, context: dict[str, Any], doctree: Any
+) -> None:
+    """Start the page with a link to its twin in the other edition (pages with a source only)."""
+    if doctree is None:  # the index, search and other generated pages
+        return
+    language = app.config.language if app.config.language in EDITIONS else "en"
+    here_to_site = "../" * pagename.count("/") + EDITIONS[language][0].count("/") * "../"
+    links, heads = [], []
+    for other, (folder, name) in EDITIONS.items():
+        if other == language:
+            continue
+        href = f"{here_to_site}{folder}{pagename}.html"
+        hreflang = other.replace("_", "-")
+        links.append(f'<a class="edition-link" href="{href}" hreflang="{hreflang}" lang="{hreflang}">{name}</a>')
+        heads.append(f'<link rel="alternate" hreflang="{hreflang}" href="{href}">')
+    context["body"] = f'<p class="edition-switch">{" · ".join(links)}</p>\n' + context.get("body", "")
+    context["metatags"] = context.get("metatags", "") + "\n".join(heads)
+
+
 def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("config-inited", use_local_mathjax)
     app.connect("build-finished", copy_mathjax)
     # sphinx-book-theme adds the launch buttons at priority 501; this runs right after it.
     app.connect("html-page-context", keep_colab_button_for_ipynb_only, priority=502)
     app.connect("html-page-context", drop_duplicate_scripts, priority=900)
+    app.connect("html-page-context", link_the_other_edition)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

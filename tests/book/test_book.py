@@ -5,8 +5,11 @@ broken cross-reference, a missing figure, an unknown citation or a failing code 
 Chapters are executed through the execution cache (``_build/.jupyter_cache``), so a build after
 ``make book`` only re-executes the chapters whose code changed.
 
-The built site is then served on 127.0.0.1 and every page of the table of contents is opened in
-headless Chromium (driven by Selenium through Debian's ``chromedriver``). Each page is loaded
+The Chinese edition is then built from the same source and the English build's execution cache
+(``transformer_course.book_programs.editions``, warnings as errors too) into ``_build/html/zh_CN/``.
+
+The built site is then served on 127.0.0.1 and every page of the table of contents, in both
+editions, is opened in headless Chromium (driven by Selenium through Debian's ``chromedriver``). Each page is loaded
 once; the tests below check what was seen there. Screenshots of a few pages are saved to
 ``_build/screenshots/`` for a person to look at.
 
@@ -20,10 +23,12 @@ import functools
 import http.server
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -59,6 +64,8 @@ def expected_colab_url(page: str) -> str:
 
 
 PAGES = toc_pages()
+CHINESE = "zh_CN"  # the Chinese edition's folder under the English site
+CHINESE_HTML_DIR = HTML_DIR / CHINESE
 EXERCISE_PAGES = [page for page in PAGES if page.startswith("exercises/")]
 CHAPTER_PAGES = [page for page in PAGES if page.startswith("book/")]
 
@@ -86,6 +93,19 @@ def book_build() -> subprocess.CompletedProcess:
     )
 
 
+@pytest.fixture(scope="session")
+def chinese_build(book_build) -> subprocess.CompletedProcess:
+    """Build the Chinese edition after the English one, warnings as errors, from its execution cache."""
+    if book_build.returncode != 0:
+        pytest.fail(f"the English book did not build:\n{build_problems(book_build)}")
+    return subprocess.run(
+        [sys.executable, "-m", "transformer_course.book_programs.editions", "build", "--strict"],
+        cwd=REPOSITORY_ROOT,
+        capture_output=True,
+        text=True,
+    )
+
+
 def build_problems(build: subprocess.CompletedProcess) -> str:
     """The warning and error lines of a build log (or its tail when there are none)."""
     log = build.stdout + build.stderr
@@ -95,6 +115,47 @@ def build_problems(build: subprocess.CompletedProcess) -> str:
 
 def test_book_builds_with_warnings_as_errors(book_build):
     assert book_build.returncode == 0, f"jupyter-book build -W -n failed:\n{build_problems(book_build)}"
+
+
+def test_the_chinese_edition_builds_with_warnings_as_errors(chinese_build):
+    assert chinese_build.returncode == 0, f"the Chinese edition failed:\n{build_problems(chinese_build)}"
+
+
+def test_no_chinese_page_is_marked_untranslated(chinese_build):
+    # translation_progress_classes (book/_config_zh_CN.yml) marks each paragraph with no translation.
+    marked = {
+        page: len(re.findall(r'class="[^"]*\buntranslated\b', (CHINESE_HTML_DIR / f"{page}.html").read_text()))
+        for page in PAGES
+    }
+    marked = {page: count for page, count in marked.items() if count}
+    assert not marked, f"paragraphs left in English (page: how many): {marked}"
+
+
+def _glued_numbers(page_html: Path) -> Counter:
+    """The numbers in the page's glued values (a glued phrase is in each edition's language; its numbers are not)."""
+    pasted = re.findall(r'<span class="pasted-[\w-]+">(.*?)</span>', page_html.read_text(), re.DOTALL)
+    return Counter(number for text in pasted for number in re.findall(r"\d+(?:[.,]\d+)*", text))
+
+
+@pytest.mark.parametrize("page", CHAPTER_PAGES)
+def test_the_chinese_page_shows_the_numbers_of_the_english_one(chinese_build, page):
+    english, chinese = _glued_numbers(HTML_DIR / f"{page}.html"), _glued_numbers(CHINESE_HTML_DIR / f"{page}.html")
+    assert english == chinese, f"{page}: only in English {english - chinese}, only in Chinese {chinese - english}"
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_each_page_links_to_its_twin_in_the_other_edition(chinese_build, page):
+    for here, twin in ((HTML_DIR / f"{page}.html", CHINESE_HTML_DIR / f"{page}.html"),
+                       (CHINESE_HTML_DIR / f"{page}.html", HTML_DIR / f"{page}.html")):  # fmt: skip
+        links = re.findall(r'<a class="edition-link" href="([^"]+)"', here.read_text())
+        assert links, f"{here.relative_to(HTML_DIR)}: no link to the other edition"
+        assert (here.parent / links[0]).resolve() == twin.resolve(), f"{here}: links to {links[0]}, not to {twin}"
+
+
+def test_the_chinese_search_index_holds_chinese_words(chinese_build):
+    index = (CHINESE_HTML_DIR / "searchindex.js").read_text(encoding="utf-8")
+    terms = json.loads(index[index.index("(") + 1 : index.rindex(")")])["terms"]
+    assert "注意力" in terms, "the Chinese search index has no word 注意力: is jieba installed?"
 
 
 def test_build_writes_a_page_for_every_toc_entry(book_build):
@@ -128,10 +189,12 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 
 
 @pytest.fixture(scope="session")
-def site_url(book_build):
-    """Serve _build/html on 127.0.0.1 at a free port for the whole session."""
+def site_url(book_build, chinese_build):
+    """Serve _build/html (the Chinese edition in zh_CN/) on 127.0.0.1 at a free port for the whole session."""
     if book_build.returncode != 0:
         pytest.fail(f"the book did not build, so it cannot be read:\n{build_problems(book_build)}")
+    if chinese_build.returncode != 0:
+        pytest.fail(f"the Chinese edition did not build:\n{build_problems(chinese_build)}")
     handler = functools.partial(_QuietHandler, directory=str(HTML_DIR))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
@@ -158,6 +221,7 @@ class PageVisit:
     stray_tex: list[str] = field(default_factory=list)  # backslash commands left in the rendered text
     math_errors: list[str] = field(default_factory=list)  # what MathJax could not typeset
     scrolling_code: list[str] = field(default_factory=list)  # visible code blocks wider than their box
+    missing_glyphs: bool = False  # Chinese characters drawn as the empty box of a missing font
 
 
 # Runs in the page once MathJax (if any) has finished its first typesetting pass.
@@ -177,6 +241,20 @@ return {
   scrolling_code: Array.from(document.querySelectorAll("main div.highlight pre"))
     .filter(pre => pre.clientWidth > 0 && pre.scrollWidth > pre.clientWidth + 1)
     .map(pre => pre.textContent.split("\\n").reduce((a, b) => (b.length > a.length ? b : a), "").slice(0, 120)),
+  missing_glyphs: (() => {
+    // A character without a font is drawn as the same box as a private-use code point.
+    if (!/[\u4e00-\u9fff]/.test(text.textContent)) return false;
+    const canvas = document.createElement("canvas");
+    canvas.width = canvas.height = 64;
+    const context = canvas.getContext("2d");
+    context.font = "48px " + getComputedStyle(document.querySelector("main") || document.body).fontFamily;
+    const drawn = character => {
+      context.clearRect(0, 0, 64, 64);
+      context.fillText(character, 4, 52);
+      return context.getImageData(0, 0, 64, 64).data.join(",");
+    };
+    return drawn("\u6ce8") === drawn("\ue000");
+  })(),
 };
 """.replace("COLAB_PREFIX", COLAB)
 
@@ -255,7 +333,7 @@ def _screenshot(
 @pytest.fixture(scope="session")
 def visits(browser, site_url) -> dict[str, PageVisit]:
     """Open every page of the table of contents once; save screenshots for a person to look at."""
-    seen = {page: _visit(browser, site_url, page) for page in PAGES}
+    seen = {page: _visit(browser, site_url, page) for page in [*PAGES, *(f"{CHINESE}/{page}" for page in PAGES)]}
     _screenshot(browser, site_url, "book/01-attention", "01-attention.png", scroll_to_first_figure=False)
     _screenshot(
         browser, site_url, "book/03-positional-encoding", "03-positional-encoding.png", scroll_to_first_figure=True
@@ -267,6 +345,8 @@ def visits(browser, site_url) -> dict[str, PageVisit]:
     _screenshot(browser, site_url, "book/09-decoding", "09-every-head.png", scroll_to="every-head")
     # Table 3 at small scale: every seed's score of every variant, against the base's spread.
     _screenshot(browser, site_url, "book/08-training", "08-table-3.png", scroll_to="the-paper-s-table-3")
+    # Table 2 at small scale: quality against training cost, the Transformer and the GRU, beside the paper's.
+    _screenshot(browser, site_url, "book/08-training", "08-table-2.png", scroll_to="the-paper-s-table-2")
     # The mechanisms, drawn from the package's own tensors and functions.
     for page, name, section in (
         ("book/01-attention", "01-qkv.png", "the-three-projections"),
@@ -283,6 +363,11 @@ def visits(browser, site_url) -> dict[str, PageVisit]:
         ("book/07-encoder-decoder", "07-attention-viewer.png", "attention-that-can-be-looked-at"),
     ):
         _screenshot(browser, site_url, page, name, scroll_to=section, figure="svg.attention-viewer-graph")
+    # Three pages of the Chinese edition: a chapter's opening, Figure 1, and a chapter's tables.
+    _screenshot(browser, site_url, f"{CHINESE}/book/01-attention", "zh-01-attention.png")
+    _screenshot(browser, site_url, f"{CHINESE}/book/intro", "zh-intro-figure-1.png", scroll_to_first_figure=True)
+    _screenshot(browser, site_url, f"{CHINESE}/book/05-residuals-layernorm", "zh-05-post-ln-pre-ln.png",
+                scroll_to="where-should-the-layernorm-go")  # fmt: skip
     return seen
 
 
@@ -311,6 +396,11 @@ def test_no_page_shows_stray_tex_or_a_mathjax_error(visits):
     assert not stray, f"backslash commands left in the rendered text: {stray}"
     errors = {page: visit.math_errors for page, visit in visits.items() if visit.math_errors}
     assert not errors, f"MathJax could not typeset: {errors}"
+
+
+def test_chinese_pages_have_a_font_for_their_characters(visits):
+    boxes = [page for page, visit in visits.items() if visit.missing_glyphs]
+    assert not boxes, f"Chinese drawn as empty boxes (install fonts-noto-cjk) on {boxes}"
 
 
 def test_no_code_needs_a_horizontal_scroll_bar_at_1400_pixels(visits):

@@ -1,0 +1,148 @@
+"""The book's editions: the English site and the Chinese one, from one source and one execution.
+
+    python -m transformer_course.book_programs.editions build      # after jupyter-book build . (make book)
+    python -m transformer_course.book_programs.editions catalogs   # after an English change (make catalogs)
+
+The English MyST pages are the only source. Sphinx's gettext builder extracts their prose, one
+catalog per page, into ``book/locale/<language>/LC_MESSAGES/`` (``sphinx-intl update`` keeps what is
+translated, marks what changed as fuzzy and adds what is new); code cells and their outputs never
+enter a catalog. An edition's configuration is ``_config.yml`` with ``book/_config_<language>.yml``
+laid over it (its language, where its catalogs are, its title). It is built with the English
+build's execution cache, so it executes nothing: every output, figure and number on its pages is
+the English build's. The site lands in ``_build/html/<language>/``, beside the English pages, and
+each page links to its twin (``book/_ext/course_book.py``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+LANGUAGES = ("zh_CN",)
+BUILD = "_build"
+EXECUTION_CACHE = f"{BUILD}/.jupyter_cache"  # the English build's (jupyter-book's default place)
+LOCALE = "book/locale"
+
+
+def edition_config(root: Path, language: str) -> dict:
+    """``_config.yml`` with ``book/_config_<language>.yml`` laid over it, key by key."""
+    overlay = yaml.safe_load((root / "book" / f"_config_{language}.yml").read_text(encoding="utf-8"))
+    return config_elsewhere(root, overlay)
+
+
+def config_elsewhere(root: Path, overlay: dict | None = None) -> dict:
+    """``_config.yml`` (with ``overlay`` laid over it) for a build whose output is not ``_build/``.
+
+    Such a build reads the English build's execution cache (jupyter-book would otherwise look for
+    one beside its output), and its local extensions by absolute path (jupyter-book finds them
+    relative to the configuration file, which is written elsewhere).
+    """
+    config = yaml.safe_load((root / "_config.yml").read_text(encoding="utf-8"))
+    merged = _laid_over(config, overlay or {})
+    merged.setdefault("execute", {})["cache"] = str((root / EXECUTION_CACHE).resolve())
+    extensions = merged.get("sphinx", {}).get("local_extensions", {})
+    for name, path in extensions.items():
+        extensions[name] = str((root / path).resolve())
+    return merged
+
+
+def write_config(root: Path, name: str, config: dict) -> Path:
+    """Write ``config`` as ``_build/_config_<name>.yml`` for ``jupyter-book build --config``."""
+    path = root / BUILD / f"_config_{name}.yml"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(yaml.safe_dump(config, allow_unicode=True), encoding="utf-8")
+    return path
+
+
+def _laid_over(base: dict, overlay: dict) -> dict:
+    merged = dict(base)
+    for key, value in overlay.items():
+        both_tables = isinstance(value, dict) and isinstance(base.get(key), dict)
+        merged[key] = _laid_over(base[key], value) if both_tables else value
+    return merged
+
+
+def jupyter_book() -> str:
+    """The ``jupyter-book`` of this interpreter's environment."""
+    return str(Path(sys.executable).with_name("jupyter-book"))
+
+
+def build_edition(root: Path, language: str, strict: bool = False) -> Path:
+    """Build the ``language`` edition into ``_build/html/<language>/``; ``strict``: warnings are errors."""
+    build = root / BUILD
+    config = write_config(root, language, edition_config(root, language))
+    toc = translated_toc(root, language)
+    output = build / language
+    command = [jupyter_book(), "build", str(root), "--config", str(config), "--toc", str(toc)]
+    command += ["--path-output", str(output), *(["-W", "-n", "--keep-going"] if strict else [])]
+    subprocess.run(command, check=True)
+    site = build / "html" / language
+    shutil.rmtree(site, ignore_errors=True)
+    shutil.copytree(output / BUILD / "html", site)
+    return site
+
+
+def translated_toc(root: Path, language: str) -> Path:
+    """``_toc.yml`` with its part captions translated, from the root page's catalog, where they are extracted.
+
+    Sphinx translates a caption on the root page, but the navigation beside every page is built from
+    the table of contents itself, so the edition gets one of its own (``_build/_toc_<language>.yml``).
+    """
+    from babel.messages.pofile import read_po
+
+    toc = yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8"))
+    with (root / LOCALE / language / "LC_MESSAGES" / f"{toc['root']}.po").open("rb") as handle:
+        translations = {message.id: message.string for message in read_po(handle) if message.string}
+    for part in toc.get("parts", []):
+        part["caption"] = translations.get(part["caption"], part["caption"])
+    path = root / BUILD / f"_toc_{language}.yml"
+    path.write_text(yaml.safe_dump(toc, allow_unicode=True, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def extract_messages(root: Path, templates: Path) -> Path:
+    """The gettext templates (``.pot``) of every page, in ``templates`` (through the execution cache)."""
+    config = write_config(root, "gettext", config_elsewhere(root))
+    subprocess.run(
+        [jupyter_book(), "build", str(root), "--config", str(config), "--builder", "custom",
+         "--custom-builder", "gettext", "--path-output", str(templates)],
+        check=True,
+    )  # fmt: skip
+    return templates / BUILD / "gettext"
+
+
+def update_catalogs(root: Path, language: str, templates: Path, locale: Path | None = None) -> Path:
+    """``sphinx-intl update``: the catalogs of ``language`` under ``locale`` follow the templates."""
+    locale = locale or root / LOCALE
+    sphinx_intl = str(Path(sys.executable).with_name("sphinx-intl"))
+    subprocess.run(
+        [sphinx_intl, "update", "--pot-dir", str(templates), "--locale-dir", str(locale), "--language", language],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+    return locale / language / "LC_MESSAGES"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("action", choices=("build", "catalogs"))
+    parser.add_argument("--root", type=Path, default=Path.cwd(), help="the repository (default: here)")
+    parser.add_argument("--strict", action="store_true", help="build: every warning is an error")
+    arguments = parser.parse_args(argv)
+    root = arguments.root.resolve()
+    for language in LANGUAGES:
+        if arguments.action == "build":
+            print(f"{language} edition: {build_edition(root, language, arguments.strict)}")
+        else:
+            templates = extract_messages(root, root / BUILD / "gettext-templates")
+            print(f"{language} catalogs: {update_catalogs(root, language, templates)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,101 @@
+"""The Chinese edition's catalogs are complete and keep what is not prose: every page of the book has
+one, every entry is translated and none is fuzzy, and each translation holds exactly the glued
+numbers, formulas, code, citations and link targets of its English source."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from transformer_course.book_programs.editions import LANGUAGES, LOCALE
+from transformer_course.book_programs.translation import lost_placeholders, placeholders
+
+pofile = pytest.importorskip("babel.messages.pofile", reason="needs Babel (the book extra brings it with Sphinx)")
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def toc_pages() -> list[str]:
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
+    return [toc["root"], *(chapter["file"] for part in toc["parts"] for chapter in part["chapters"])]
+
+
+CATALOGS = [(language, page) for language in LANGUAGES for page in toc_pages()]
+
+
+def catalog_path(language: str, page: str) -> Path:
+    return ROOT / LOCALE / language / "LC_MESSAGES" / f"{page}.po"
+
+
+def messages(language: str, page: str) -> list:
+    with catalog_path(language, page).open("rb") as handle:
+        return [message for message in pofile.read_po(handle, abort_invalid=True) if message.id]
+
+
+def _name(case) -> str:
+    return f"{case[0]}:{case[1]}"
+
+
+@pytest.mark.parametrize("case", CATALOGS, ids=_name)
+def test_every_page_has_a_catalog(case):
+    assert catalog_path(*case).is_file(), f"no catalog {catalog_path(*case).relative_to(ROOT)}: run `make catalogs`"
+
+
+@pytest.mark.parametrize("case", CATALOGS, ids=_name)
+def test_every_entry_is_translated_and_none_is_fuzzy(case):
+    if not catalog_path(*case).is_file():
+        pytest.fail(f"no catalog for {case}")
+    todo = [message.id[:70] for message in messages(*case) if not message.string or message.fuzzy]
+    assert not todo, f"{len(todo)} entries to translate (sphinx-intl marks changed ones fuzzy): {todo[:5]}"
+
+
+@pytest.mark.parametrize("case", CATALOGS, ids=_name)
+def test_every_translation_keeps_the_placeholders_of_its_source(case):
+    if not catalog_path(*case).is_file():
+        pytest.fail(f"no catalog for {case}")
+    problems = []
+    for message in messages(*case):
+        if message.string:
+            lost, extra = lost_placeholders(message.id, message.string)
+            if lost or extra:
+                problems.append(f"{message.id[:50]!r}: lost {lost}, added {extra}")
+    assert not problems, "\n".join(problems[:10])
+
+
+def test_a_changed_number_format_a_lost_formula_and_a_moved_link_are_caught():
+    source = "The rate {glue:text}`08-training.md::peak:.4f` at $\\sqrt{d}$, see [the paper](https://arxiv.org)."
+    rate, root, link = "{glue:text}`08-training.md::peak:.4f`", "$\\sqrt{d}$", "[论文](https://arxiv.org)"
+    assert lost_placeholders(source, f"速率 {rate} 在 {root}，见{link}。") == ([], [])
+    assert lost_placeholders(source, f"速率 {rate.replace('.4f', '.2f')} 在 {root}，见{link}。")[0]
+    assert lost_placeholders(source, f"速率 {rate}，见{link}。")[0]
+    assert lost_placeholders(source, f"速率 {rate} 在 {root}，见{link.replace('arxiv.org', 'example.org')}。")[0]
+
+
+def test_a_term_may_be_retitled_but_not_retargeted():
+    source = "That is **{term}`attention`** ({doc}`chapter 4 <04-masks>`)."
+    assert lost_placeholders(source, "这就是 **{term}`注意力 <attention>`**（{doc}`第 4 章 <04-masks>`）。") == ([], [])
+    assert lost_placeholders(source, "这就是 **{term}`注意力 <softmax>`**（{doc}`第 4 章 <04-masks>`）。")[0]
+    assert placeholders("{cite:t}`vaswani2017attention`") == placeholders("（{cite:t}`vaswani2017attention`）")
+
+
+def _emphasis(text: str, markdown) -> list[str]:
+    tokens = markdown.parseInline(text)
+    return sorted(child.type for token in tokens for child in token.children or [] if child.type.endswith("_open"))
+
+
+@pytest.mark.parametrize("case", CATALOGS, ids=_name)
+def test_every_translation_keeps_the_bold_and_italics_of_its_source(case):
+    """`**` between a Chinese character and a role (`的**{term}…`) is not emphasis to CommonMark: it shows."""
+    markdown_it = pytest.importorskip("markdown_it", reason="needs myst-parser's markdown-it (the book extra)")
+    dollarmath = pytest.importorskip("mdit_py_plugins.dollarmath", reason="needs mdit-py-plugins (the book extra)")
+    markdown = markdown_it.MarkdownIt("commonmark").use(dollarmath.dollarmath_plugin)
+    if not catalog_path(*case).is_file():
+        pytest.fail(f"no catalog for {case}")
+    lost = [
+        message.string[:60]
+        for message in messages(*case)
+        if message.string and _emphasis(message.id, markdown) != _emphasis(message.string, markdown)
+    ]
+    assert not lost, f"bold or italics lost (put a space between the Chinese and the **): {lost[:5]}"
