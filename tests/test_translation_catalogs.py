@@ -7,9 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import yaml
 
-from transformer_course.book_programs.editions import LANGUAGES, LOCALE
+from transformer_course.book_programs.editions import LANGUAGES, LOCALE, toc_pages
 from transformer_course.book_programs.translation import lost_placeholders, placeholders
 
 pofile = pytest.importorskip("babel.messages.pofile", reason="needs Babel (the book extra brings it with Sphinx)")
@@ -17,12 +16,7 @@ pofile = pytest.importorskip("babel.messages.pofile", reason="needs Babel (the b
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def toc_pages() -> list[str]:
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
-    return [toc["root"], *(chapter["file"] for part in toc["parts"] for chapter in part["chapters"])]
-
-
-CATALOGS = [(language, page) for language in LANGUAGES for page in toc_pages()]
+CATALOGS = [(language, page) for language in LANGUAGES for page in toc_pages(ROOT)]
 
 
 def catalog_path(language: str, page: str) -> Path:

@@ -36,6 +36,8 @@ from urllib.parse import urlsplit
 import pytest
 import yaml
 
+from transformer_course.book_programs.editions import toc_pages
+
 pytestmark = pytest.mark.book
 
 REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
@@ -46,15 +48,6 @@ PAGE_TIMEOUT_S = 60
 COLAB = "https://colab.research.google.com"
 
 
-def toc_pages() -> list[str]:
-    """Every document of ``_toc.yml``, in reading order (paths without suffix)."""
-    toc = yaml.safe_load((REPOSITORY_ROOT / "_toc.yml").read_text())
-    pages = [toc["root"]]
-    for part in toc.get("parts", []):
-        pages.extend(chapter["file"] for chapter in part["chapters"])
-    return pages
-
-
 def expected_colab_url(page: str) -> str:
     """The Colab link of an exercise page: the notebook in the repository named in _config.yml."""
     config = yaml.safe_load((REPOSITORY_ROOT / "_config.yml").read_text())
@@ -63,7 +56,7 @@ def expected_colab_url(page: str) -> str:
     return f"{COLAB}/github/{org}/{repo}/blob/{repository['branch']}/{page}.ipynb"
 
 
-PAGES = toc_pages()
+PAGES = toc_pages(REPOSITORY_ROOT)
 CHINESE = "zh_CN"  # the Chinese edition's folder under the English site
 CHINESE_HTML_DIR = HTML_DIR / CHINESE
 EXERCISE_PAGES = [page for page in PAGES if page.startswith("exercises/")]

@@ -29,6 +29,12 @@ EXECUTION_CACHE = f"{BUILD}/.jupyter_cache"  # the English build's (jupyter-book
 LOCALE = "book/locale"
 
 
+def toc_pages(root: Path) -> list[str]:
+    """Every document of ``_toc.yml``, in reading order (paths without suffix): the pages an edition has."""
+    toc = yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8"))
+    return [toc["root"], *(chapter["file"] for part in toc.get("parts", []) for chapter in part["chapters"])]
+
+
 def edition_config(root: Path, language: str) -> dict:
     """``_config.yml`` with ``book/_config_<language>.yml`` laid over it, key by key."""
     overlay = yaml.safe_load((root / "book" / f"_config_{language}.yml").read_text(encoding="utf-8"))
