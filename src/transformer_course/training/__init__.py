@@ -19,7 +19,7 @@ training loop with checkpoints, resumption, mixed precision and several processe
 ``non_finite``         stopping a run that diverges (NaN or infinite loss, gradient, weights)
 ``checkpoint``         atomic checkpoint files
 ``distributed``        joining the ``torchrun`` process group
-``evaluation``         :func:`evaluate`: decode a split and score it
+``evaluation``         :func:`evaluate`: decode a split and score it (:func:`translate_split`: decode it)
 ``plots``              the learning curves
 ``commands``           the ``train`` and ``evaluate`` commands
 ``resumable``          the final project's scaffolding around the learner's own loop: progress, checkpoints, AMP
@@ -31,7 +31,7 @@ The book's own programs (its numbers run, records, the Table 3 study) are built 
 
 from .checkpoint import load_checkpoint, load_trained_model, save_checkpoint
 from .config import CPU_RECIPES, RECIPES, ModelConfig, Recipe, TrainingConfig, recipe_for
-from .evaluation import evaluate, teacher_forced_loss
+from .evaluation import evaluate, teacher_forced_loss, translate_split
 from .label_smoothing import LabelSmoothingLoss
 from .loop import Trainer, TrainingResult, train
 from .non_finite import NonFiniteGradientError, NonFiniteLossError
@@ -60,6 +60,7 @@ __all__ = [
     "teacher_forced_loss",
     "recipe_for",
     "train",
+    "translate_split",
     "transformer_learning_rate",
     "transformer_optimizer",
     "warmup_scheduler",

@@ -11,6 +11,36 @@ from ..metrics import bleu_scores, exact_match
 from .label_smoothing import LabelSmoothingLoss
 
 
+def translate_split(
+    model: nn.Module,
+    task: TranslationTask,
+    split: str = "test",
+    beam_size: int = 1,
+    alpha: float = 0.0,
+    limit: int | None = None,
+) -> tuple[list[str], list[str]]:
+    """The model's translations of the source side of ``split``, and the references beside them.
+
+    Args:
+        model: a trained :class:`~transformer_course.Transformer` (on any device).
+        task: the task it was trained on.
+        split: ``"test"``, ``"validation"`` or ``"train"``.
+        beam_size: 1 for greedy decoding, more for beam search.
+        alpha: the beam's length penalty exponent.
+        limit: only the first ``limit`` pairs.
+
+    Returns:
+        ``(hypotheses, references)``, two lists of detokenised sentences in the split's order.
+    """
+    if split not in task.splits:
+        raise ValueError(f"task {task.name!r} has no split {split!r}; it has {sorted(task.splits)}")
+    pairs = task.splits[split][:limit]
+    hypotheses = translate(
+        model, [source for source, _ in pairs], task.source_tokenizer, task.target_tokenizer, beam_size, alpha
+    )
+    return hypotheses, [target for _, target in pairs]
+
+
 def evaluate(
     model: nn.Module,
     task: TranslationTask,
@@ -21,28 +51,16 @@ def evaluate(
 ) -> dict:
     """Translate the source side of ``split`` and score it against the references.
 
-    Args:
-        model: a trained :class:`~transformer_course.Transformer` (on any device).
-        task: the task it was trained on.
-        split: ``"test"``, ``"validation"`` or ``"train"``.
-        beam_size: 1 for greedy decoding, more for beam search.
-        alpha: the beam's length penalty exponent.
-        limit: score only the first ``limit`` pairs.
+    The arguments are :func:`translate_split`'s.
 
     Returns:
         ``{"split", "examples", "beam_size", "exact_match"}`` and, for a BLEU task,
         the three BLEU scores of :func:`~transformer_course.metrics.bleu_scores`; scores in percent.
     """
-    if split not in task.splits:
-        raise ValueError(f"task {task.name!r} has no split {split!r}; it has {sorted(task.splits)}")
-    pairs = task.splits[split][:limit]
-    hypotheses = translate(
-        model, [source for source, _ in pairs], task.source_tokenizer, task.target_tokenizer, beam_size, alpha
-    )
-    references = [target for _, target in pairs]
+    hypotheses, references = translate_split(model, task, split, beam_size, alpha, limit)
     scores = {
         "split": split,
-        "examples": len(pairs),
+        "examples": len(references),
         "beam_size": beam_size,
         "exact_match": exact_match(hypotheses, references),
     }
