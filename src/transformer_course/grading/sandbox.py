@@ -7,7 +7,8 @@ Bubblewrap (``bwrap``, https://github.com/containers/bubblewrap) starts the runn
   assignment asks the learner to write (:mod:`transformer_course.grading.redaction`), mounted where
   Python finds it first, while every other copy of the package and the course directory are hidden
   under empty directories; a private ``/tmp``; a working directory ``/submission`` holding the
-  submission's notebook (read-only) and the assignment's data files. Nothing of the course
+  submission's notebook (read-only) and the assignment's data files; matplotlib's font list, made once
+  per worker (:func:`matplotlib_font_list`), read-only in its configuration directory. Nothing of the course
   (solutions, submissions, the gradebook, feedback) and no other submission is there;
 * **processes**: a PID namespace of its own, so the grader's processes are invisible and, when the
   sandbox ends, everything the submission started ends with it (``--die-with-parent`` too);
@@ -246,6 +247,8 @@ class SandboxSpec:
             where it lies inside something mounted.
         limits: memory, processes and threads.
         sandbox: False runs the runner as a plain process (``--no-sandbox``): no bubblewrap at all.
+        font_list: matplotlib's font list (:func:`matplotlib_font_list`), shown read-only in the sandbox's
+            ``MPLCONFIGDIR``; None: matplotlib makes its own in the sandbox.
     """
 
     package_directory: Path
@@ -254,6 +257,7 @@ class SandboxSpec:
     hidden: tuple[Path, ...]
     limits: GradingLimits
     sandbox: bool = True
+    font_list: Path | None = None
 
 
 @dataclass
@@ -331,10 +335,45 @@ def _bwrap_arguments(spec: SandboxSpec, settings: dict[str, str], work: Path) ->
         arguments += ["--ro-bind", str(tree), str(tree)]
     for covered in _covered(mounted, spec.hidden):
         arguments += ["--tmpfs", str(covered)]
+    if spec.font_list is not None:
+        arguments += ["--dir", environment["MPLCONFIGDIR"]]
+        arguments += ["--ro-bind", str(spec.font_list), f"{environment['MPLCONFIGDIR']}/{spec.font_list.name}"]
     arguments += ["--ro-bind", str(spec.package_directory), PACKAGE_DIRECTORY, "--tmpfs", WORKING_DIRECTORY]
     for path in (spec.notebook, *spec.data_files):
         arguments += ["--ro-bind", str(work / path.name), f"{WORKING_DIRECTORY}/{path.name}"]
     return arguments + ["--chdir", WORKING_DIRECTORY]
+
+
+def matplotlib_font_list(directory: Path) -> Path | None:
+    """matplotlib's list of the fonts installed, made by the course's interpreter in ``directory``; None if it fails.
+
+    matplotlib scans the installed fonts and writes this list (``fontlist-vX.json``) the first time it is
+    imported with an empty ``MPLCONFIGDIR``, as every sandbox's is: about half a second of CPU per
+    submission on the course's machine. Made once here, where no submission's code runs, and shown read-only
+    in each sandbox, the list is read instead. Its ``HOME`` is ``directory``, as empty as the sandbox's, so
+    the list names the fonts the sandbox sees (the system's and matplotlib's own).
+    """
+    directory.mkdir(parents=True, exist_ok=True)
+    environment = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(directory),
+        "MPLCONFIGDIR": str(directory),
+    }
+    try:
+        subprocess.run(
+            [str(_python()), "-I", "-c", "import matplotlib.font_manager"],
+            env=environment,
+            capture_output=True,
+            timeout=300,
+            check=True,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    made = sorted(directory.glob("fontlist-*.json"))
+    if len(made) != 1:
+        return None
+    made[0].chmod(0o644)  # readable by the sandbox's user
+    return made[0]
 
 
 def _python() -> Path:

@@ -21,6 +21,7 @@ which no sandbox can write.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import io
 import os
@@ -51,7 +52,7 @@ from .execute import (
 from .gradebook import VERDICTS
 from .hidden import Learner
 from .limits import GradingLimits
-from .sandbox import SandboxSpec, runner_launch
+from .sandbox import SandboxSpec, matplotlib_font_list, runner_launch
 
 # Hidden tests seed torch's and Python's global generators and set the learner they judge: in a worker
 # that runs several submissions in threads (a Dask worker with --nthreads above 1), one at a time.
@@ -88,10 +89,7 @@ class PackageArchive:
         """The package unpacked (once per digest in this process) into a folder of this process's own, which
         only the grader's user can enter: no other user of the machine can put another package in its place."""
         if self.digest not in _UNPACKED:
-            global _PRIVATE
-            if _PRIVATE is None:
-                _PRIVATE = tempfile.TemporaryDirectory(prefix="transformer-course-packages-")  # mode 0700
-            target = Path(_PRIVATE.name) / self.digest
+            target = _private_folder() / self.digest
             with tarfile.open(fileobj=io.BytesIO(self.data)) as archive:
                 archive.extractall(target, filter="data")
             for directory, _, files in os.walk(target):  # readable by the sandbox's user, which binds it read-only
@@ -105,6 +103,20 @@ class PackageArchive:
 # The packages this process has unpacked, by digest, in its private folder (removed when the process ends).
 _UNPACKED: dict[str, Path] = {}
 _PRIVATE: tempfile.TemporaryDirectory | None = None
+
+
+def _private_folder() -> Path:
+    """This process's own folder (mode 0700, removed when the process ends): what its sandboxes are shown from."""
+    global _PRIVATE
+    if _PRIVATE is None:
+        _PRIVATE = tempfile.TemporaryDirectory(prefix="transformer-course-worker-")
+    return Path(_PRIVATE.name)
+
+
+@functools.cache
+def _font_list() -> Path | None:
+    """matplotlib's font list for this process's sandboxes, made at its first submission (None where that failed)."""
+    return matplotlib_font_list(_private_folder() / "matplotlib")
 
 
 @dataclass(frozen=True)
@@ -169,6 +181,7 @@ def run_submission(run: SubmissionRun) -> RunOutcome:
             hidden=tuple(Path(path) for path in run.hidden_paths),
             limits=run.limits,
             sandbox=run.sandbox,
+            font_list=_font_list() if run.sandbox else None,
         )
         # Named without the student id, which the sandbox could read in /proc/self/cgroup.
         cgroup_name = f"{run.cgroup_prefix}-{uuid.uuid4().hex[:12]}" if run.cgroup_prefix else None
