@@ -24,9 +24,15 @@ def plot_training_curves(history: dict, path: str | Path | None = None, title: s
     Returns:
         the figure (a notebook displays it).
     """
-    from matplotlib.figure import Figure  # here, not at the top: the commands start without matplotlib
+    # Here, not at the top: the commands start without matplotlib.
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import LogFormatter
 
-    figure = Figure(figsize=(10, 4), layout="constrained")
+    # Fixed margins rather than a layout engine, and the log axis labelled in plain numbers rather than
+    # mathtext powers of ten: a run redraws this figure at every checkpoint, and the two together made
+    # each drawing about three times slower.
+    figure = Figure(figsize=(10, 4))
+    figure.subplots_adjust(left=0.07, right=0.98, bottom=0.13, top=0.84 if title else 0.9, wspace=0.22)
     losses, scores = figure.subplots(1, 2)
     train, validation = history.get("train", []), history.get("validation", [])
     losses.plot([row["step"] for row in train], [row["train_loss"] for row in train], label="training (label-smoothed)")
@@ -37,6 +43,8 @@ def plot_training_curves(history: dict, path: str | Path | None = None, title: s
         label="validation (label-smoothed)",
     )
     losses.set(xlabel="step", ylabel="loss per target token", yscale="log", title="loss")
+    losses.yaxis.set_major_formatter(LogFormatter())
+    losses.yaxis.set_minor_formatter(LogFormatter(labelOnlyBase=False, minor_thresholds=(2, 0.5)))
     losses.legend()
     not_scores = ("validation_loss", "validation_seconds")
     metric_names = [
