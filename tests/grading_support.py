@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 from suite_layers import NBGRADER_MISSING
 
+import transformer_course.grading  # noqa: F401  before nbgrader: it keeps jsonschema's slow IRI checker out
+
 pytest.importorskip("nbgrader", reason=NBGRADER_MISSING)
 
 from transformer_course.grading import course as course_directory

@@ -13,15 +13,20 @@ book and not slow"``) and fails after :data:`UNIT_TIMEOUT` seconds; the others k
 ``pythonpath``): the layers are the suite's policy, kept beside pyproject's list of markers rather than
 among tests/conftest.py's fixtures. A module that imports nbgrader itself skips at its top with
 ``pytest.importorskip("nbgrader", reason=NBGRADER_MISSING)`` (tests/grading_support.py does, for
-the modules that import it).
+the modules that import it); every test in such a module needs nbgrader, so a run whose ``-m`` leaves
+out ``needs_nbgrader`` does not import the module at all (importing nbgrader costs each collecting
+process seconds: a quarter of the unit layer's collection).
 """
 
 from __future__ import annotations
 
 import importlib.util
+import itertools
 import shutil
+from pathlib import Path
 
 import pytest
+from _pytest.mark.expression import Expression
 
 LAYER_MARKERS = ("needs_nbgrader", "needs_bwrap", "book", "slow")
 # Seconds a unit test may take: the slowest take a few, and about 20 on a machine four times overcommitted.
@@ -43,3 +48,29 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         in_a_layer = any(item.get_closest_marker(marker) is not None for marker in LAYER_MARKERS)
         if not in_a_layer and item.get_closest_marker("timeout") is None:
             item.add_marker(pytest.mark.timeout(UNIT_TIMEOUT))
+
+
+# What marks a test module as needing nbgrader throughout (see the module docstring).
+NEEDS_NBGRADER_MODULE = ('pytest.importorskip("nbgrader"', "from grading_support import", "import grading_support")
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """Skip importing a module that needs nbgrader when the run's ``-m`` selects no test that needs it."""
+    expression = config.getoption("markexpr", default="")
+    if not expression or collection_path.suffix != ".py" or not collection_path.name.startswith("test_"):
+        return None
+    source = collection_path.read_text(encoding="utf-8")
+    if not any(sign in source for sign in NEEDS_NBGRADER_MODULE):
+        return None
+    return True if not _may_select_a_test_needing_nbgrader(expression) else None
+
+
+def _may_select_a_test_needing_nbgrader(expression: str) -> bool:
+    """Whether ``-m expression`` selects a test marked needs_nbgrader, whatever its other markers."""
+    compiled = Expression.compile(expression)
+    others = [marker for marker in (*LAYER_MARKERS, "cuda") if marker != "needs_nbgrader"]
+    for values in itertools.product((False, True), repeat=len(others)):
+        marked = {"needs_nbgrader", *(marker for marker, value in zip(others, values) if value)}
+        if compiled.evaluate(marked.__contains__):
+            return True
+    return False
