@@ -36,7 +36,8 @@ def serving(directory: Path, broken_off: bool = False) -> Iterator[str]:
     """Serve ``directory`` on 127.0.0.1 while the block runs; yields its base URL (ending in ``/``)."""
     handler = functools.partial(type("Handler", (_Handler,), {"broken_off": broken_off}), directory=str(directory))
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # A short poll: shutdown() waits for the loop to look again (half a second by default, in every test).
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}/"
