@@ -28,6 +28,7 @@ from transformer_course.training import (
     transformer_optimizer,
     warmup_scheduler,
 )
+from transformer_course.training import callbacks as callbacks_module
 from transformer_course.training import checkpoint as checkpoint_module
 from transformer_course.training import loop as training_loop
 from transformer_course.training.checkpoint import CheckpointError, load_tensors, save_tensors
@@ -196,6 +197,31 @@ def test_a_run_writes_its_checkpoint_history_and_curves(task, tmp_path):
     assert result.checkpoint == tmp_path / "checkpoint.pt"
     assert {"checkpoint.pt", "history.json", "curves.png"} <= set(os.listdir(tmp_path))
     assert (tmp_path / "curves.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def _drawings(monkeypatch) -> list[int]:
+    """The number of validation rows at each drawing of the curves."""
+    drawn = []
+    draw = callbacks_module.plot_training_curves
+    monkeypatch.setattr(
+        callbacks_module,
+        "plot_training_curves",
+        lambda history, *a, **k: drawn.append(len(history["validation"])) or draw(history, *a, **k),
+    )
+    return drawn
+
+
+def test_the_curves_are_drawn_when_the_run_stops_not_at_every_validation_of_a_short_run(task, tmp_path, monkeypatch):
+    drawn = _drawings(monkeypatch)
+    train(task, tiny_run(tmp_path, 4, validate_every=1), TINY, progress=False)
+    assert drawn == [4], f"expected one drawing, after the 4th validation; drawn after {drawn}"
+
+
+def test_the_curves_follow_a_long_run_every_curves_seconds(task, tmp_path, monkeypatch):
+    monkeypatch.setattr(callbacks_module, "CURVES_SECONDS", 0.0)
+    drawn = _drawings(monkeypatch)
+    train(task, tiny_run(tmp_path, 3, validate_every=1), TINY, progress=False)
+    assert drawn == [1, 2, 3], f"expected a drawing at every validation once CURVES_SECONDS had passed; got {drawn}"
 
 
 def test_a_resumed_run_ends_with_the_same_parameters_as_an_uninterrupted_one(task, tmp_path):

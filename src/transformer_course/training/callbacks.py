@@ -2,8 +2,9 @@
 
 * :class:`LogProgress`: a point of the training-loss curve every ``log_every`` steps, and a tqdm bar;
 * :class:`ValidateAndCheckpoint`: every ``validate_every`` steps and when the run stops, the
-  validation loss and score, then the checkpoint, ``history.json`` and ``curves.png`` in
-  ``out_dir`` (each written atomically), never from parameters or a validation loss that are not finite.
+  validation loss and score, then the checkpoint and ``history.json`` in ``out_dir``, and
+  ``curves.png`` when the run stops or :data:`CURVES_SECONDS` have passed since it was last drawn
+  (each written atomically), never from parameters or a validation loss that are not finite.
 
 Each has a method per event it handles (``on_train_start``, ``on_batch_end``, ``on_train_end``),
 called with the trainer; :meth:`~.loop.Trainer.add_callbacks` registers them.
@@ -69,6 +70,11 @@ class LogProgress:
         self.loss_sum, self.tokens, self.window_started = 0.0, 0, trainer.training_seconds()
 
 
+# Seconds of a run between two drawings of its learning curves: a drawing takes a fifth of a second or
+# so, which a run that validates every few steps (a test's, a tiny task's) would otherwise pay every time.
+CURVES_SECONDS = 30.0
+
+
 class ValidateAndCheckpoint:
     """Validate (the main process), then write the checkpoint, the history and the curves.
 
@@ -78,6 +84,9 @@ class ValidateAndCheckpoint:
 
     def __init__(self, trainer):
         self.validation_pairs = trainer.state.task.encode("validation")
+
+    def on_train_start(self, trainer) -> None:
+        self.curves_drawn_at = trainer.seconds()
 
     def on_batch_end(self, trainer) -> None:
         state, config = trainer.state, trainer.state.training_config
@@ -101,6 +110,12 @@ class ValidateAndCheckpoint:
         checkpoint.save(state.checkpoint_path)
         state.saved_step = state.step
         write_text_atomically(state.out_dir / "history.json", json.dumps(state.history, indent=1))
+        if trainer.stopped_because is not None or seconds - self.curves_drawn_at >= CURVES_SECONDS:
+            self._draw_curves(state)
+            self.curves_drawn_at = seconds
+
+    @staticmethod
+    def _draw_curves(state) -> None:
         size = state.model_config
         layers = f"{size.num_layers}+{size.num_layers} layers"
         title = f"{state.task.name}: d_model {size.d_model}, {layers}, {size.num_heads} heads, d_ff {size.d_ff}"
