@@ -14,7 +14,7 @@ from .label_smoothing import LabelSmoothingLoss
 def translate_split(
     model: nn.Module,
     task: TranslationTask,
-    split: str = "test",
+    split: str,
     beam_size: int = 1,
     alpha: float = 0.0,
     limit: int | None = None,
