@@ -29,8 +29,8 @@ def plot_training_curves(history: dict, path: str | Path | None = None, title: s
     from matplotlib.ticker import LogFormatter
 
     # Fixed margins rather than a layout engine, and the log axis labelled in plain numbers rather than
-    # mathtext powers of ten: a run redraws this figure at every checkpoint, and the two together made
-    # each drawing about three times slower.
+    # mathtext powers of ten: a run redraws this figure as it goes (callbacks.CURVES_SECONDS), and the
+    # two together made each drawing about three times slower.
     figure = Figure(figsize=(10, 4))
     figure.subplots_adjust(left=0.07, right=0.98, bottom=0.13, top=0.84 if title else 0.9, wspace=0.22)
     losses, scores = figure.subplots(1, 2)
