@@ -136,6 +136,21 @@ def test_the_chinese_page_shows_the_numbers_of_the_english_one(chinese_build, pa
     assert english == chinese, f"{page}: only in English {english - chinese}, only in Chinese {chinese - english}"
 
 
+def _output_images(page_html: Path) -> list[str]:
+    """The file names of the cells' output images on a page, in order (myst-nb names each by its content)."""
+    return re.findall(r'<img [^>]*src="[^"]*_images/([^"/]+)"', page_html.read_text())
+
+
+@pytest.mark.parametrize("page", CHAPTER_PAGES)
+def test_the_chinese_page_shows_the_chinese_picture_of_every_figure_drawn_in_both_languages(chinese_build, page):
+    # book_programs.edition_figures: each such figure is one output, its Chinese picture the Chinese page's.
+    drawn = (REPOSITORY_ROOT / f"{page}.md").read_text(encoding="utf-8").count("show_in_every_language(")
+    english, chinese = _output_images(HTML_DIR / f"{page}.html"), _output_images(CHINESE_HTML_DIR / f"{page}.html")
+    assert len(english) == len(chinese), f"{page}: {len(english)} images in English, {len(chinese)} in Chinese"
+    differing = sum(ours != theirs for ours, theirs in zip(english, chinese))
+    assert differing == drawn, f"{page}: {drawn} figures drawn in both languages, {differing} pictures differ"
+
+
 @pytest.mark.parametrize("page", PAGES)
 def test_each_page_links_to_its_twin_in_the_other_edition(chinese_build, page):
     for here, twin in ((HTML_DIR / f"{page}.html", CHINESE_HTML_DIR / f"{page}.html"),
@@ -149,6 +164,18 @@ def test_the_chinese_search_index_holds_chinese_words(chinese_build):
     index = (CHINESE_HTML_DIR / "searchindex.js").read_text(encoding="utf-8")
     terms = json.loads(index[index.index("(") + 1 : index.rindex(")")])["terms"]
     assert "注意力" in terms, "the Chinese search index has no word 注意力: is jieba installed?"
+
+
+def test_only_the_chinese_edition_ranks_the_chinese_pictures_first():
+    from myst_nb.core.render import get_mime_priority
+
+    from transformer_course.book_programs.edition_figures import mime_type
+
+    overlay = yaml.safe_load((REPOSITORY_ROOT / "book" / "_config_zh_CN.yml").read_text(encoding="utf-8"))
+    overrides = [tuple(item) for item in overlay["sphinx"]["config"]["nb_mime_priority_overrides"]]
+    assert mime_type("zh_CN") not in get_mime_priority("html", []), "the English site would show Chinese pictures"
+    chinese = get_mime_priority("html", overrides)
+    assert chinese.index(mime_type("zh_CN")) < chinese.index("image/png"), "the Chinese site would show English ones"
 
 
 def test_build_writes_a_page_for_every_toc_entry(book_build):

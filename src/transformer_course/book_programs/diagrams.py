@@ -8,7 +8,9 @@ Every box of Figure 1 is labelled with the shape of the tensor that the package'
 paper's base size (``d_model`` 512, 8 heads, 6 + 6 layers, ``d_ff`` 2048) over a small batch, so
 the figure cannot drift from the code. Figure 2's shapes come the same way from
 :class:`~transformer_course.MultiHeadAttention`. Each chapter of the book draws the figure with its
-own part highlighted; the parts are the keys of :data:`PARTS`.
+own part highlighted; the parts are the keys of :data:`PARTS`. Both figures are drawn in English or
+in Chinese (``language="zh_CN"``, the words of :data:`WORDS`, the glossary's terms), for the book's
+two editions (:mod:`.edition_figures`).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 from ..masks import padding_mask
 from ..model import Transformer
 from ..multi_head_attention import MultiHeadAttention
+from .edition_figures import words
 
 # What a chapter can highlight, and the boxes of Figure 1 each part colours.
 PARTS = {
@@ -45,6 +48,73 @@ PARTS = {
 }
 EXAMPLE = {"batch": 2, "source_length": 7, "target_length": 6, "vocabulary": 1000}
 HIGHLIGHT, PLAIN, EDGE = "#f6c453", "#eef0f3", "#4a4f57"
+
+# The figures' words, by language: Figure 1's boxes by their key, then the other labels. Shapes and
+# sizes are filled in from the package ({heads}, {d_k}...).
+WORDS = {
+    "en": {
+        "source tokens": "inputs: source token ids",
+        "source embedding": "input embedding × √d_model",
+        "source positions": "+ positional encoding, dropout",
+        "encoder self-attention": "multi-head self-attention",
+        "add & norm": "add & norm",
+        "feed-forward": "feed-forward",
+        "target tokens": "outputs (shifted right): target ids",
+        "target embedding": "output embedding × √d_model",
+        "target positions": "+ positional encoding, dropout",
+        "decoder self-attention": "masked multi-head self-attention",
+        "cross-attention": "multi-head attention over the encoder",
+        "output projection": "linear (tied to the embedding)",
+        "softmax": "softmax: output probabilities",
+        "figure 1": "Figure 1 with the shapes of one forward pass: batch {batch}, {source_length} source and "
+        "{target_length} target tokens, vocabulary {vocabulary}",
+        "memory": "memory",
+        "decoding": "decoding:\nthe chosen\ntoken is the\nnext input",
+        "Q, K": "Q, K (batch, heads, L, d_k)",
+        "MatMul": "MatMul: Q Kᵀ",
+        "scale": "scale: ÷ √d_k = ÷ √{d_k}",
+        "mask": "mask (optional): −∞ where blocked",
+        "softmax over the keys": "softmax over the keys",
+        "MatMul with V": "MatMul with V (batch, heads, L, d_v)",
+        "scaled dot-product attention": "scaled dot-product attention",
+        "linear and split": "linear W_i^Q, W_i^K, W_i^V, split into {heads} heads",
+        "attention of every head": "scaled dot-product attention, {heads} heads at once",
+        "concat": "concat the heads",
+        "linear W^O": "linear W^O",
+        "multi-head attention": "multi-head attention (d_model {d_model}, h = {heads})",
+    },
+    "zh_CN": {
+        "source tokens": "输入：源语言词元 id",
+        "source embedding": "输入嵌入 × √d_model",
+        "source positions": "+ 位置编码，随机失活",
+        "encoder self-attention": "多头自注意力",
+        "add & norm": "残差相加 & 层归一化",
+        "feed-forward": "前馈网络",
+        "target tokens": "输出（右移一位）：目标词元 id",
+        "target embedding": "输出嵌入 × √d_model",
+        "target positions": "+ 位置编码，随机失活",
+        "decoder self-attention": "带掩码的多头自注意力",
+        "cross-attention": "对编码器输出的多头注意力",
+        "output projection": "线性层（与嵌入共享权重）",
+        "softmax": "softmax：输出概率",
+        "figure 1": "图 1，标出一次前向传播的形状：批大小 {batch}，源序列 {source_length} 个词元，"
+        "目标序列 {target_length} 个词元，词表 {vocabulary}",
+        "memory": "编码器输出",
+        "decoding": "解码：\n选出的词元\n就是下一步\n的输入",
+        "Q, K": "Q、K (batch, heads, L, d_k)",
+        "MatMul": "矩阵乘法：Q Kᵀ",
+        "scale": "缩放：÷ √d_k = ÷ √{d_k}",
+        "mask": "掩码（可选）：被屏蔽处为 −∞",
+        "softmax over the keys": "对各个键做 softmax",
+        "MatMul with V": "与 V 相乘 (batch, heads, L, d_v)",
+        "scaled dot-product attention": "缩放点积注意力",
+        "linear and split": "线性层 W_i^Q、W_i^K、W_i^V，拆成 {heads} 个头",
+        "attention of every head": "缩放点积注意力，{heads} 个头同时计算",
+        "concat": "拼接各个头",
+        "linear W^O": "线性层 W^O",
+        "multi-head attention": "多头注意力（d_model {d_model}，h = {heads}）",
+    },
+}
 
 
 @dataclass(frozen=True)
@@ -123,67 +193,66 @@ def _arrow(ax: Axes, start: tuple[float, float], end: tuple[float, float], **sty
     ax.add_patch(FancyArrowPatch(start, end, arrowstyle="-|>", mutation_scale=7, **style))
 
 
-def draw_figure_1(highlight: set[str] | frozenset[str] = frozenset(), ax: Axes | None = None) -> Axes:
+def draw_figure_1(
+    highlight: set[str] | frozenset[str] = frozenset(), ax: Axes | None = None, language: str = "en"
+) -> Axes:
     """Figure 1 of the paper: the encoder (left) and the decoder (right), boxes labelled with shapes.
 
     Args:
         highlight: parts to colour (keys of :data:`PARTS`; unknown names raise ``ValueError``).
         ax: where to draw (a new figure if omitted).
+        language: of the labels, a key of :data:`WORDS`.
     """
     unknown = set(highlight) - set(PARTS)
     if unknown:
         raise ValueError(f"unknown parts {sorted(unknown)}; the parts are {sorted(PARTS)}")
     coloured = {key for part in highlight for key in PARTS[part]}
+    said = words(WORDS, language)
     shapes = transformer_shapes()
     if ax is None:
         _, ax = plt.subplots(figsize=(8.2, 7.4))
     encoder_x, decoder_x = 0.27, 0.73
-    columns = (_encoder_boxes(encoder_x), _decoder_boxes(decoder_x))
+    columns = (_encoder_boxes(encoder_x, said), _decoder_boxes(decoder_x, said))
     for column in columns:
         for lower, upper in zip(column, column[1:]):
             _arrow(ax, (lower.x, lower.y + 0.025), (upper.x, upper.y - 0.025))
         for box in column:
             _draw_box(ax, box, f"{box.label}\n{_shape(shapes[box.key])}", box.key in coloured)
         _draw_residual_connections(ax, column)
-    _draw_stacks(ax, encoder_x, decoder_x)
+    _draw_stacks(ax, encoder_x, decoder_x, said["memory"])
     if "decoding" in highlight:
-        _draw_feedback(ax, decoder_x)
-    batch, source_length, target_length = EXAMPLE["batch"], EXAMPLE["source_length"], EXAMPLE["target_length"]
-    ax.set_title(
-        f"Figure 1 with the shapes of one forward pass: batch {batch}, {source_length} source and "
-        f"{target_length} target tokens, vocabulary {EXAMPLE['vocabulary']}",
-        fontsize=8.5,
-    )
+        _draw_feedback(ax, decoder_x, said["decoding"])
+    ax.set_title(said["figure 1"].format(**EXAMPLE), fontsize=8.5)
     ax.set(xlim=(0, 1.06 if "decoding" in highlight else 1), ylim=(0, 1))
     ax.axis("off")
     return ax
 
 
-def _encoder_boxes(x: float) -> list[_Box]:
+def _encoder_boxes(x: float, said: dict[str, str]) -> list[_Box]:
     return [
-        _Box("source tokens", "inputs: source token ids", x, 0.04),
-        _Box("source embedding", "input embedding × √d_model", x, 0.13),
-        _Box("source positions", "+ positional encoding, dropout", x, 0.22),
-        _Box("encoder self-attention", "multi-head self-attention", x, 0.34),
-        _Box("encoder add & norm 1", "add & norm", x, 0.42),
-        _Box("encoder feed-forward", "feed-forward", x, 0.50),
-        _Box("encoder add & norm 2", "add & norm", x, 0.58),
+        _Box("source tokens", said["source tokens"], x, 0.04),
+        _Box("source embedding", said["source embedding"], x, 0.13),
+        _Box("source positions", said["source positions"], x, 0.22),
+        _Box("encoder self-attention", said["encoder self-attention"], x, 0.34),
+        _Box("encoder add & norm 1", said["add & norm"], x, 0.42),
+        _Box("encoder feed-forward", said["feed-forward"], x, 0.50),
+        _Box("encoder add & norm 2", said["add & norm"], x, 0.58),
     ]
 
 
-def _decoder_boxes(x: float) -> list[_Box]:
+def _decoder_boxes(x: float, said: dict[str, str]) -> list[_Box]:
     return [
-        _Box("target tokens", "outputs (shifted right): target ids", x, 0.04),
-        _Box("target embedding", "output embedding × √d_model", x, 0.13),
-        _Box("target positions", "+ positional encoding, dropout", x, 0.22),
-        _Box("decoder self-attention", "masked multi-head self-attention", x, 0.34),
-        _Box("decoder add & norm 1", "add & norm", x, 0.42),
-        _Box("cross-attention", "multi-head attention over the encoder", x, 0.50),
-        _Box("decoder add & norm 2", "add & norm", x, 0.58),
-        _Box("decoder feed-forward", "feed-forward", x, 0.66),
-        _Box("decoder add & norm 3", "add & norm", x, 0.74),
-        _Box("output projection", "linear (tied to the embedding)", x, 0.86),
-        _Box("softmax", "softmax: output probabilities", x, 0.95),
+        _Box("target tokens", said["target tokens"], x, 0.04),
+        _Box("target embedding", said["target embedding"], x, 0.13),
+        _Box("target positions", said["target positions"], x, 0.22),
+        _Box("decoder self-attention", said["decoder self-attention"], x, 0.34),
+        _Box("decoder add & norm 1", said["add & norm"], x, 0.42),
+        _Box("cross-attention", said["cross-attention"], x, 0.50),
+        _Box("decoder add & norm 2", said["add & norm"], x, 0.58),
+        _Box("decoder feed-forward", said["feed-forward"], x, 0.66),
+        _Box("decoder add & norm 3", said["add & norm"], x, 0.74),
+        _Box("output projection", said["output projection"], x, 0.86),
+        _Box("softmax", said["softmax"], x, 0.95),
     ]
 
 
@@ -196,7 +265,7 @@ def _draw_residual_connections(ax: Axes, column: list[_Box]) -> None:
             _arrow(ax, start, end, connectionstyle="bar,fraction=-0.35", linestyle=(0, (2, 1.5)))
 
 
-def _draw_stacks(ax: Axes, encoder_x: float, decoder_x: float) -> None:
+def _draw_stacks(ax: Axes, encoder_x: float, decoder_x: float, memory: str) -> None:
     """The stacks of N identical layers, and the memory feeding every decoder layer."""
     for x, height in ((encoder_x, 0.325), (decoder_x, 0.485)):
         frame = FancyBboxPatch(
@@ -207,14 +276,14 @@ def _draw_stacks(ax: Axes, encoder_x: float, decoder_x: float) -> None:
     ax.text(encoder_x - 0.235, 0.45, "N = 6 ×", ha="right", va="center", fontsize=8)
     ax.text(decoder_x + 0.235, 0.53, "× N = 6", ha="left", va="center", fontsize=8)
     _arrow(ax, (encoder_x + 0.17, 0.58), (decoder_x - 0.17, 0.50), connectionstyle="arc3,rad=-0.25")
-    ax.text(0.5, 0.60, "memory", ha="center", fontsize=7, style="italic")
+    ax.text(0.5, 0.60, memory, ha="center", fontsize=7, style="italic")
 
 
-def _draw_feedback(ax: Axes, x: float) -> None:
+def _draw_feedback(ax: Axes, x: float, note: str) -> None:
     """At inference, the token chosen from the output probabilities is fed back as the next input."""
     # Right of the stack's "× N = 6": the bar's offset is a fraction of the arrow's length.
     _arrow(ax, (x + 0.17, 0.95), (x + 0.17, 0.04), connectionstyle="bar,fraction=-0.15", color=HIGHLIGHT, linewidth=2)
-    ax.text(x + 0.18, 0.17, "decoding:\nthe chosen\ntoken is the\nnext input", ha="left", va="center", fontsize=7)
+    ax.text(x + 0.18, 0.17, note, ha="left", va="center", fontsize=7)
 
 
 @functools.cache
@@ -236,14 +305,16 @@ def attention_shapes(
 
 
 def draw_figure_2(
-    highlight: set[str] | frozenset[str] = frozenset(), axes: tuple[Axes, Axes] | None = None
+    highlight: set[str] | frozenset[str] = frozenset(), axes: tuple[Axes, Axes] | None = None, language: str = "en"
 ) -> tuple[Axes, Axes]:
     """Figure 2 of the paper: scaled dot-product attention (left) and multi-head attention (right).
 
     Args:
         highlight: ``{"scaled dot-product"}``, ``{"multi-head"}``, ``{"masks"}`` or several.
         axes: two axes to draw on (a new figure if omitted).
+        language: of the labels, a key of :data:`WORDS`.
     """
+    said = words(WORDS, language)
     shapes = attention_shapes()
     if axes is None:
         _, axes = plt.subplots(1, 2, figsize=(9, 4.4))
@@ -251,33 +322,33 @@ def draw_figure_2(
     batch, heads, length, d_k = shapes["heads"]
     single = "scaled dot-product" in highlight
     steps = [
-        ("Q, K (batch, heads, L, d_k)", _shape(shapes["heads"]), False),
-        ("MatMul: Q Kᵀ", _shape(shapes["weights"]), single),
-        (f"scale: ÷ √d_k = ÷ √{d_k}", _shape(shapes["weights"]), single),
-        ("mask (optional): −∞ where blocked", _shape(shapes["weights"]), "masks" in highlight),
-        ("softmax over the keys", _shape(shapes["weights"]), single),
-        ("MatMul with V (batch, heads, L, d_v)", _shape(shapes["heads"]), single),
+        (said["Q, K"], _shape(shapes["heads"]), False),
+        (said["MatMul"], _shape(shapes["weights"]), single),
+        (said["scale"].format(d_k=d_k), _shape(shapes["weights"]), single),
+        (said["mask"], _shape(shapes["weights"]), "masks" in highlight),
+        (said["softmax over the keys"], _shape(shapes["weights"]), single),
+        (said["MatMul with V"], _shape(shapes["heads"]), single),
     ]
     for index, (label, shape, coloured) in enumerate(steps):
         box = _Box(label, label, 0.5, 0.08 + index * 0.165, width=0.8)
         _draw_box(left, box, f"{label}\n{shape}", coloured, height=0.1)
         if index:
             _arrow(left, (0.5, box.y - 0.165 + 0.05), (0.5, box.y - 0.05))
-    left.set_title("scaled dot-product attention", fontsize=9)
+    left.set_title(said["scaled dot-product attention"], fontsize=9)
     multi = "multi-head" in highlight
     blocks = [
         ("V, K, Q", _shape(shapes["input"]), False),
-        (f"linear W_i^Q, W_i^K, W_i^V, split into {heads} heads", _shape(shapes["heads"]), multi),
-        (f"scaled dot-product attention, {heads} heads at once", _shape(shapes["heads"]), single or multi),
-        ("concat the heads", _shape(shapes["concatenated"]), multi),
-        ("linear W^O", _shape(shapes["output"]), multi),
+        (said["linear and split"].format(heads=heads), _shape(shapes["heads"]), multi),
+        (said["attention of every head"].format(heads=heads), _shape(shapes["heads"]), single or multi),
+        (said["concat"], _shape(shapes["concatenated"]), multi),
+        (said["linear W^O"], _shape(shapes["output"]), multi),
     ]
     for index, (label, shape, coloured) in enumerate(blocks):
         box = _Box(label, label, 0.5, 0.1 + index * 0.2, width=0.86)
         _draw_box(right, box, f"{label}\n{shape}", coloured, height=0.11)
         if index:
             _arrow(right, (0.5, box.y - 0.2 + 0.055), (0.5, box.y - 0.055))
-    right.set_title(f"multi-head attention (d_model {shapes['input'][-1]}, h = {heads})", fontsize=9)
+    right.set_title(said["multi-head attention"].format(d_model=shapes["input"][-1], heads=heads), fontsize=9)
     for ax in axes:
         ax.set(xlim=(0, 1), ylim=(0, 1))
         ax.axis("off")

@@ -13,7 +13,9 @@
 =========================  ======================================================================
 
 Every function returns its :class:`~matplotlib.figure.Figure`; the shapes, counts and scores in
-its labels are read from the tensors it was given, never typed, as in :mod:`.diagrams`.
+its labels are read from the tensors it was given, never typed, as in :mod:`.diagrams`. Each draws
+its words in English or in Chinese (``language="zh_CN"``, the words of :data:`WORDS`), for the
+book's two editions (:mod:`.edition_figures`).
 """
 
 from __future__ import annotations
@@ -36,9 +38,80 @@ from ..masks import causal_mask, local_window_mask
 from ..multi_head_attention import MultiHeadAttention
 from ..sublayers import SublayerConnection
 from .diagrams import EDGE, HIGHLIGHT, PLAIN
+from .edition_figures import words
 
 MATRIX_COLOURS = "RdBu_r"
 HEAD_COLOURS = ("#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#b279a2", "#eeca3b", "#9d755d")
+
+# The pictures' words, by language (the glossary's terms); counts, shapes and scores are filled in.
+WORDS = {
+    "en": {
+        "X": "X: {count} tokens\n{shape}",
+        "qkv": "Queries, keys and values: three projections of the same tokens X",
+        "head": "head {number}\n{shape}",
+        "split": "split_heads: {projected} → {heads} (batch, h, L, d_v); merge_heads: back to {merged}. "
+        "The first sequence of the batch is drawn.",
+        "x": "x",
+        "LayerNorm": "LayerNorm",
+        "sublayer": "sublayer (attention or feed-forward)",
+        "dropout": "dropout",
+        "add": "add: x + ...",
+        "output": "output",
+        "Post-LN": "Post-LN (the paper): LayerNorm(x + Sublayer(x))",
+        "Pre-LN": "Pre-LN: x + Sublayer(LayerNorm(x))",
+        "Post-LN note": "every sublayer's output is normalised",
+        "Pre-LN note": "x itself is never normalised:\na final LayerNorm ends the stack",
+        "residual": "residual",
+        "self-attention": "self-attention",
+        "recurrent": "recurrent",
+        "convolution": "convolution, k = {kernel}",
+        "path of layers": "{name}:\npath of {length} layer{plural}",
+        "path of steps": "{name}:\npath of {length} step{plural}",
+        "position": "position",
+        "layers": "layers (steps, for the recurrence)",
+        "who hears whom": "Who hears whom in one layer, for n = {n} positions; the path from the first to the last",
+        "random batches": "random batches of {size}",
+        "bucketed batches": "bucketed_batches, max_tokens = {max_tokens}",
+        "padding": "{name}: {batches} batches,\n{pad} <pad> cells, {share:.0%} of the tensors",
+        "sequence": "sequence, in batch order",
+        "step": "step",
+        "beam rank": "beam rank",
+        "beam search": "Beam search, {beams} beams: the hypotheses kept, with log P(y | x)",
+    },
+    "zh_CN": {
+        "X": "X：{count} 个词元\n{shape}",
+        "qkv": "查询、键和值：同一组词元 X 的三个投影",
+        "head": "第 {number} 个头\n{shape}",
+        "split": "split_heads：{projected} → {heads} (batch, h, L, d_v)；merge_heads：还原为 {merged}。"
+        "图中画的是批中的第一个序列。",
+        "x": "x",
+        "LayerNorm": "LayerNorm",
+        "sublayer": "子层（注意力或前馈网络）",
+        "dropout": "dropout（随机失活）",
+        "add": "相加：x + ...",
+        "output": "输出",
+        "Post-LN": "后置层归一化（论文）：LayerNorm(x + Sublayer(x))",
+        "Pre-LN": "前置层归一化：x + Sublayer(LayerNorm(x))",
+        "Post-LN note": "每个子层的输出都经过归一化",
+        "Pre-LN note": "x 本身从不被归一化：\n堆叠的末尾再加一个 LayerNorm",
+        "residual": "残差",
+        "self-attention": "自注意力",
+        "recurrent": "循环网络",
+        "convolution": "卷积，k = {kernel}",
+        "path of layers": "{name}：\n路径长 {length} 层",
+        "path of steps": "{name}：\n路径长 {length} 步",
+        "position": "位置",
+        "layers": "层（循环网络为步）",
+        "who hears whom": "n = {n} 个位置时，一层之内谁能看到谁；以及从第一个位置到最后一个位置的路径",
+        "random batches": "随机分批，每批 {size} 个",
+        "bucketed batches": "bucketed_batches，max_tokens = {max_tokens}",
+        "padding": "{name}：{batches} 个批，\n{pad} 个 <pad> 格，占张量的 {share:.0%}",
+        "sequence": "序列（按批的顺序）",
+        "step": "步",
+        "beam rank": "束内排名",
+        "beam search": "束搜索，束宽 {beams}：每一步保留的假设及其 log P(y | x)",
+    },
+}
 
 
 def _shape(tensor: Tensor) -> str:
@@ -52,12 +125,13 @@ def _matrix(ax: Axes, values: Tensor, title: str, limit: float) -> None:
     ax.set_yticks([])
 
 
-def draw_qkv(attention: MultiHeadAttention, x: Tensor) -> Figure:
+def draw_qkv(attention: MultiHeadAttention, x: Tensor, language: str = "en") -> Figure:
     """Q = X W^Q, K = X W^K, V = X W^V for the first sequence of ``x`` ``(batch, L, d_model)``.
 
     Each matrix is drawn cell by cell (one colour scale for all), titled with its shape; the weights
     are the module's own (``nn.Linear`` stores W transposed, so the picture shows ``weight.T``).
     """
+    said = words(WORDS, language)
     tokens = x[0].detach()
     with torch.no_grad():
         rows = [
@@ -67,21 +141,22 @@ def draw_qkv(attention: MultiHeadAttention, x: Tensor) -> Figure:
     limit = max(tensor.abs().max().item() for _, weight, output, _ in rows for tensor in (weight, output, tokens))
     fig = plt.figure(figsize=(8, 5.4))
     grid = fig.add_gridspec(3, 3, width_ratios=[1, 1, 1], wspace=0.5, hspace=0.45)
-    _matrix(fig.add_subplot(grid[:, 0]), tokens, f"X: {tokens.size(0)} tokens\n{_shape(tokens)}", limit)
+    _matrix(fig.add_subplot(grid[:, 0]), tokens, said["X"].format(count=tokens.size(0), shape=_shape(tokens)), limit)
     for row, (name, weight, output, bias) in enumerate(rows):
         _matrix(fig.add_subplot(grid[row, 1]), weight, f"$W^{name}$ {_shape(weight)}", limit)
         plus = f" + $b^{name}$" if bias else ""
         _matrix(fig.add_subplot(grid[row, 2]), output, f"{name} = X $W^{name}${plus} {_shape(output)}", limit)
-    fig.suptitle("Queries, keys and values: three projections of the same tokens X", fontsize=10)
+    fig.suptitle(said["qkv"], fontsize=10)
     return fig
 
 
-def draw_head_split(attention: MultiHeadAttention, x: Tensor) -> Figure:
+def draw_head_split(attention: MultiHeadAttention, x: Tensor, language: str = "en") -> Figure:
     """``split_heads`` and ``merge_heads`` on the values x W^V of the first sequence of ``x``.
 
     Left: x W^V ``(L, d_model)``, its columns coloured by the head that owns them; middle: one
     ``(L, d_v)`` matrix per head, as ``split_heads`` returns them; right: ``merge_heads`` of those.
     """
+    said = words(WORDS, language)
     with torch.no_grad():
         projected = attention.w_v(x)  # (batch, L, d_model)
         heads = attention.split_heads(projected)  # (batch, h, L, d_v)
@@ -99,14 +174,11 @@ def draw_head_split(attention: MultiHeadAttention, x: Tensor) -> Figure:
             ax.add_patch(frame)
     for head in range(count):
         ax = fig.add_subplot(grid[0, head + 1])
-        _matrix(ax, heads[0, head], f"head {head + 1}\n{_shape(heads[0, head])}", limit)
+        _matrix(ax, heads[0, head], said["head"].format(number=head + 1, shape=_shape(heads[0, head])), limit)
         for spine in ax.spines.values():
             spine.set(edgecolor=HEAD_COLOURS[head % len(HEAD_COLOURS)], linewidth=2, visible=True)
-    fig.suptitle(
-        f"split_heads: {_shape(projected)} → {_shape(heads)} (batch, h, L, d_v); "
-        f"merge_heads: back to {_shape(merged)}. The first sequence of the batch is drawn.",
-        fontsize=9,
-    )
+    shapes = {"projected": _shape(projected), "heads": _shape(heads), "merged": _shape(merged)}
+    fig.suptitle(said["split"].format(**shapes), fontsize=9)
     return fig
 
 
@@ -155,26 +227,31 @@ def _arrow(ax: Axes, start: tuple[float, float], end: tuple[float, float], **sty
     ax.add_patch(FancyArrowPatch(start, end, arrowstyle="-|>", mutation_scale=8, **style))
 
 
-def draw_sublayer_wiring() -> Figure:
+def draw_sublayer_wiring(language: str = "en") -> Figure:
     """Post-LN (the paper) beside Pre-LN, each as :func:`sublayer_wiring` finds the package runs it.
 
     The LayerNorm boxes are coloured; the dashed arrow is the residual path from x to the sum.
     """
+    said = words(WORDS, language)
+    step_words = {
+        "x": said["x"], "LayerNorm": said["LayerNorm"], "sublayer (attention or feed-forward)": said["sublayer"],
+        "dropout": said["dropout"], "add: x + ...": said["add"], "output": said["output"],
+    }  # fmt: skip
     fig, axes = plt.subplots(1, 2, figsize=(8.4, 4.6))
-    titles = ("Post-LN (the paper): LayerNorm(x + Sublayer(x))", "Pre-LN: x + Sublayer(LayerNorm(x))")
-    notes = ("every sublayer's output is normalised", "x itself is never normalised:\na final LayerNorm ends the stack")
+    titles = (said["Post-LN"], said["Pre-LN"])
+    notes = (said["Post-LN note"], said["Pre-LN note"])
     for ax, norm_first, title, note in zip(axes, (False, True), titles, notes):
         ax.text(0.5, -0.04, note, ha="center", va="top", fontsize=8, style="italic")
         steps = sublayer_wiring(norm_first)
         heights = np.linspace(0.06, 0.94, len(steps))
         for index, (step, y) in enumerate(zip(steps, heights)):
-            _box(ax, 0.5, y, step, step == "LayerNorm")
+            _box(ax, 0.5, y, step_words[step], step == "LayerNorm")
             if index:
                 _arrow(ax, (0.5, heights[index - 1] + 0.04), (0.5, y - 0.04))
         add = heights[steps.index("add: x + ...")]
         ax.plot([0.19, 0.1, 0.1], [heights[0], heights[0], add], color=EDGE, linewidth=0.8, linestyle=(0, (3, 2)))
         _arrow(ax, (0.1, add), (0.19, add), linestyle=(0, (3, 2)))
-        ax.text(0.08, (heights[0] + add) / 2, "residual", rotation=90, ha="right", va="center", fontsize=7)
+        ax.text(0.08, (heights[0] + add) / 2, said["residual"], rotation=90, ha="right", va="center", fontsize=7)
         ax.set_title(title, fontsize=9)
         ax.set(xlim=(0, 1), ylim=(0, 1))
         ax.axis("off")
@@ -207,13 +284,16 @@ def shortest_path(connections: Tensor) -> list[int]:
     return path[::-1]
 
 
-def draw_path_lengths(n: int = 8, kernel: int = 3) -> Figure:
+def draw_path_lengths(n: int = 8, kernel: int = 3, language: str = "en") -> Figure:
     """Table 1's maximum path lengths as graphs: positions in a row per layer, edges = who hears whom.
 
     Every edge of every layer is drawn in grey; a shortest path from the first position to the last
     is coloured, and each panel's title gives its length.
     """
+    said = words(WORDS, language)
     graphs = one_layer_connections(n, kernel)
+    names = {"self-attention": said["self-attention"], "recurrent": said["recurrent"],
+             f"convolution, k = {kernel}": said["convolution"].format(kernel=kernel)}  # fmt: skip
     paths = [shortest_path(connections) for connections in graphs.values()]
     fig, axes = plt.subplots(1, len(graphs), figsize=(10, 4.2), sharey=True)
     for ax, (name, connections), path in zip(axes, graphs.items(), paths):
@@ -224,15 +304,13 @@ def draw_path_lengths(n: int = 8, kernel: int = 3) -> Figure:
             ax.plot(path[layer - 1 : layer + 1], [layer - 1, layer], color=HIGHLIGHT, linewidth=2.5, zorder=2)
         for layer in range(len(path)):
             ax.scatter(range(n), [layer] * n, s=22, color=EDGE, zorder=3)
-        unit = "step" if name == "recurrent" else "layer"
-        ax.set_title(f"{name}:\npath of {len(path) - 1} {unit}{'s' * (len(path) > 2)}", fontsize=9)
+        title = said["path of steps" if name == "recurrent" else "path of layers"]
+        ax.set_title(title.format(name=names[name], length=len(path) - 1, plural="s" * (len(path) > 2)), fontsize=9)
         ax.set_xticks(range(n), [str(position + 1) for position in range(n)], fontsize=7)
-        ax.set_xlabel("position")
-    axes[0].set_ylabel("layers (steps, for the recurrence)")
+        ax.set_xlabel(said["position"])
+    axes[0].set_ylabel(said["layers"])
     axes[0].set_yticks(range(max(len(path) for path in paths)))
-    fig.suptitle(
-        f"Who hears whom in one layer, for n = {n} positions; the path from the first to the last", fontsize=10
-    )
+    fig.suptitle(said["who hears whom"].format(n=n), fontsize=10)
     fig.tight_layout()
     return fig
 
@@ -250,17 +328,20 @@ def padded_grid(sequences: Sequence[Sequence[int]], batches: list[list[int]]) ->
     return np.array(rows, dtype=float)
 
 
-def draw_batch_padding(sequences: Sequence[Sequence[int]], max_tokens: int, seed: int = 0) -> Figure:
+def draw_batch_padding(
+    sequences: Sequence[Sequence[int]], max_tokens: int, seed: int = 0, language: str = "en"
+) -> Figure:
     """Random batches beside the package's :func:`bucketed_batches` on the same sequences.
 
     The random batches have the bucketed ones' average size. Cells hold token ids; ``<pad>`` cells
     are shaded; a line separates batches. Titles give each side's share of padding.
     """
+    said = words(WORDS, language)
     bucketed = bucketed_batches([len(sequence) for sequence in sequences], max_tokens, seed=seed)
     size = round(len(sequences) / len(bucketed))
     sides = {
-        f"random batches of {size}": random_batches(len(sequences), size, seed=seed),
-        f"bucketed_batches, max_tokens = {max_tokens}": bucketed,
+        said["random batches"].format(size=size): random_batches(len(sequences), size, seed=seed),
+        said["bucketed batches"].format(max_tokens=max_tokens): bucketed,
     }
     fig, axes = plt.subplots(1, 2, figsize=(10, 0.22 * len(sequences) + 1.4))
     for ax, (name, batches) in zip(axes, sides.items()):
@@ -274,8 +355,9 @@ def draw_batch_padding(sequences: Sequence[Sequence[int]], max_tokens: int, seed
         for boundary in np.cumsum([len(batch) for batch in batches])[:-1]:
             ax.axhline(boundary - 0.5, color=HIGHLIGHT, linewidth=1.5)
         share = pad / int((~np.isnan(grid)).sum())
-        ax.set_title(f"{name}: {len(batches)} batches,\n{pad} <pad> cells, {share:.0%} of the tensors", fontsize=9)
-        ax.set(xlabel="position", ylabel="sequence, in batch order", yticks=[])
+        title = said["padding"].format(name=name, batches=len(batches), pad=pad, share=share)
+        ax.set_title(title, fontsize=9)
+        ax.set(xlabel=said["position"], ylabel=said["sequence"], yticks=[])
     fig.tight_layout()
     return fig
 
@@ -304,10 +386,13 @@ def beam_search_steps(
     return steps
 
 
-def draw_beam_tree(steps: list[dict], label: Callable[[int], str], ax: Axes | None = None) -> Figure:
+def draw_beam_tree(
+    steps: list[dict], label: Callable[[int], str], ax: Axes | None = None, language: str = "en"
+) -> Figure:
     """The tree of :func:`beam_search_steps`: step across, beam rank down, each kept hypothesis a node
     with its token and log P; the hypothesis that beam search returns is coloured. A finished
     hypothesis stays in the beam, extended only by ``<pad>``: those carried-over slots are left empty."""
+    said = words(WORDS, language)
     if ax is None:
         _, ax = plt.subplots(figsize=(1.05 * len(steps) + 1.5, 0.75 * len(steps[0]["token"]) + 1.2))
     best = [0] * len(steps)  # the rank of the returned hypothesis' ancestor at each step
@@ -323,10 +408,10 @@ def draw_beam_tree(steps: list[dict], label: Callable[[int], str], ax: Axes | No
             ax.plot([step - 1, step], [origin, rank], color=EDGE if on_best else "0.7", zorder=1)
             ax.text(step, rank, f"{label(token)}\n{score:.2f}", ha="center", va="center", fontsize=7,
                     bbox={"facecolor": colour, "edgecolor": EDGE, "boxstyle": "round,pad=0.25"}, zorder=2)  # fmt: skip
-    ax.set(xlim=(-0.6, len(steps) + 0.6), ylim=(len(steps[0]["token"]) - 0.4, -0.6), xlabel="step")
-    ax.set_ylabel("beam rank")
+    ax.set(xlim=(-0.6, len(steps) + 0.6), ylim=(len(steps[0]["token"]) - 0.4, -0.6), xlabel=said["step"])
+    ax.set_ylabel(said["beam rank"])
     ax.set_yticks(range(len(steps[0]["token"])))
-    ax.set_title(f"Beam search, {len(steps[0]['token'])} beams: the hypotheses kept, with log P(y | x)", fontsize=9)
+    ax.set_title(said["beam search"].format(beams=len(steps[0]["token"])), fontsize=9)
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
     ax.figure.tight_layout()

@@ -1,0 +1,131 @@
+"""Figures whose labels are words, in each edition's language, from the one execution of the English build.
+
+    from transformer_course.book_programs.edition_figures import show_in_every_language
+    show_in_every_language(draw_figure_1, {"attention"})      # in a page's cell, instead of draw + plt.show()
+
+Only the English build executes the pages; the Chinese edition shows its outputs
+(:mod:`.editions`). So a figure with words on it is drawn in every language by that one run:
+:func:`show_in_every_language` calls a drawing function once per language (its ``language``
+argument) and shows one output holding every picture, each under its own MIME type:
+
+* ``image/png``: the English picture, which Jupyter, Colab and the English site show;
+* ``image/vnd.transformer-course.zh-cn+png`` (:func:`mime_type`): the Chinese one, which no notebook
+  front end knows, so they ignore it. :class:`EditionImages`, a myst-nb MIME renderer (registered in
+  ``pyproject.toml``), renders it as an image, and only the Chinese configuration ranks it first
+  (``nb_mime_priority_overrides`` in ``book/_config_zh_CN.yml``).
+
+The Chinese picture needs a font with Chinese glyphs (:data:`CHINESE_FONTS`; Debian's
+``fonts-noto-cjk`` gives the first). Where none is installed, only the English picture is made,
+and the Chinese edition shows it.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+from collections.abc import Callable
+
+from .editions import LANGUAGES
+
+# Fonts with the glyphs of Simplified Chinese, most wanted first: Debian's and Ubuntu's fonts-noto-cjk,
+# Adobe's name for the same design, then the usual ones of Linux, Windows and macOS.
+CHINESE_FONTS = ("Noto Sans CJK SC", "Source Han Sans SC", "WenQuanYi Zen Hei", "Microsoft YaHei", "PingFang SC")
+FONTS = {"zh_CN": CHINESE_FONTS}
+
+
+def mime_type(language: str) -> str:
+    """The MIME type of a picture in ``language`` (``"zh_CN"`` → ``image/vnd.transformer-course.zh-cn+png``)."""
+    return f"image/vnd.transformer-course.{language.lower().replace('_', '-')}+png"
+
+
+def words(table: dict[str, dict[str, str]], language: str) -> dict[str, str]:
+    """A figure's words in ``language``: ``table[language]``, with an error that names the languages it has."""
+    if language not in table:
+        raise ValueError(f"no words for language {language!r}; this figure has {', '.join(sorted(table))}")
+    return table[language]
+
+
+def font_for(language: str) -> str | None:
+    """The first installed font of :data:`FONTS` for ``language``, or None.
+
+    matplotlib keeps its list of fonts in a cache made at its first import; fonts installed since
+    (``apt-get install fonts-noto-cjk``) are added to it here when none of the wanted ones is known.
+    """
+    from matplotlib import font_manager
+
+    def first_known() -> str | None:
+        known = {font.name for font in font_manager.fontManager.ttflist}
+        return next((name for name in FONTS.get(language, ()) if name in known), None)
+
+    if first_known() is None:
+        listed = {font.fname for font in font_manager.fontManager.ttflist}
+        for path in sorted(set(font_manager.findSystemFonts()) - listed):
+            try:
+                font_manager.fontManager.addfont(path)
+            except (OSError, RuntimeError, ValueError):  # a file FreeType cannot read: not a font to use
+                continue
+    return first_known()
+
+
+def png_in_every_language(draw: Callable, *arguments, **settings) -> dict[str, bytes]:
+    """``draw(*arguments, **settings, language=...)`` as PNG, by language: English, then every edition's
+    language whose font is installed. ``draw`` returns a matplotlib Figure, Axes or a tuple of Axes."""
+    import matplotlib.pyplot as plt
+    from IPython.core.pylabtools import print_figure
+
+    pictures = {}
+    for language in ("en", *LANGUAGES):
+        font = font_for(language) if language != "en" else None
+        if language != "en" and font is None:
+            continue
+        fonts = {"font.family": [font, "DejaVu Sans"]} if font else {}
+        with plt.rc_context(fonts):
+            drawn = draw(*arguments, **settings, language=language)
+            figure = _figure(drawn)
+            # As the inline backend shows a figure: cropped to what is drawn, at the figure's dpi.
+            pictures[language] = print_figure(figure, "png", bbox_inches="tight")
+        plt.close(figure)
+    return pictures
+
+
+def _figure(drawn):
+    """The Figure a drawing function returned, or the one its Axes (or first Axes) are on."""
+    if isinstance(drawn, tuple):
+        drawn = drawn[0]
+    return getattr(drawn, "figure", drawn)
+
+
+@dataclasses.dataclass(frozen=True)
+class PictureInEveryLanguage:
+    """PNG pictures by language; displayed (IPython's ``_repr_mimebundle_``) as one output, each under its type."""
+
+    pictures: dict[str, bytes]
+
+    def _repr_mimebundle_(self, include=None, exclude=None) -> dict[str, str]:
+        return {
+            ("image/png" if language == "en" else mime_type(language)): base64.b64encode(png).decode("ascii")
+            for language, png in self.pictures.items()
+        }
+
+
+def show_in_every_language(draw: Callable, *arguments, **settings) -> None:
+    """Draw a figure in every language (:func:`png_in_every_language`) and show it as one output of the cell."""
+    from IPython.display import display
+
+    display(PictureInEveryLanguage(png_in_every_language(draw, *arguments, **settings)))
+
+
+class EditionImages:
+    """myst-nb's renderer for the pictures of another language (a ``myst_nb.mime_renderers`` entry point).
+
+    By default their types rank nowhere, so the English site never shows them; an edition's
+    configuration ranks its own above ``image/png``, and this renders it as the image it is.
+    """
+
+    mime_priority_overrides = [("*", mime_type(language), None) for language in LANGUAGES]
+
+    @staticmethod
+    def handle_mime(renderer, data, inline: bool):
+        if data.mime_type not in {mime_type(language) for language in LANGUAGES}:
+            return None
+        return renderer.render_image(dataclasses.replace(data, mime_type="image/png"))
