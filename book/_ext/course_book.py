@@ -12,7 +12,9 @@ It does four things:
 2. **Colab buttons only where Colab can open the page.** sphinx-book-theme gives every notebook
    page a "Colab" launch button that opens the page's source file from the repository. The
    chapters are MyST Markdown notebooks (``.md``), which Colab cannot open, so their button
-   would lead to an error page; it is removed. The exercise notebooks (``.ipynb``) keep theirs.
+   would lead to an error page; it is removed. The exercise notebooks (``.ipynb``) keep theirs;
+   in the Chinese edition it opens the Chinese learner notebook that ``transformer-course release``
+   writes beside the English one (``exercises/<assignment>/zh_CN/``).
 
 3. **Each inline script once.** Sphinx 7.4 links an inline script registered after the builder
    started (sphinx-thebe's ``const THEBE_JS_URL = ...``) twice, once under the name ``None`` and
@@ -73,7 +75,9 @@ def keep_colab_button_for_ipynb_only(
     app: Sphinx, pagename: str, templatename: str, context: dict[str, Any], doctree: Any
 ) -> None:
     """Remove the Colab launch button from pages whose source is not an ``.ipynb`` file."""
-    if Path(app.env.doc2path(pagename)).suffix == ".ipynb":
+    source = Path(app.env.doc2path(pagename))
+    if source.suffix == ".ipynb":
+        _open_the_editions_notebook(context, source, app.config.language)
         return
     kept = []
     for group in context.get("header_buttons", []):
@@ -83,6 +87,17 @@ def keep_colab_button_for_ipynb_only(
                 continue  # nothing left to launch: drop the rocket menu as well
         kept.append(group)
     context["header_buttons"] = kept
+
+
+def _open_the_editions_notebook(context: dict[str, Any], source: Path, language: str | None) -> None:
+    """In an edition with learner notebooks of its own (``<folder>/<language>/<name>``), Colab opens that one."""
+    translated = source.parent / str(language) / source.name
+    if not language or language == "en" or not translated.is_file():
+        return
+    for group in context.get("header_buttons", []):
+        for button in group.get("buttons", []) if group.get("label") == "launch-buttons" else []:
+            if button.get("text") == "Colab" and button.get("url", "").endswith("/" + source.name):
+                button["url"] = button["url"][: -len(source.name)] + f"{language}/{source.name}"
 
 
 def drop_duplicate_scripts(

@@ -160,6 +160,14 @@ def test_each_page_links_to_its_twin_in_the_other_edition(chinese_build, page):
         assert (here.parent / links[0]).resolve() == twin.resolve(), f"{here}: links to {links[0]}, not to {twin}"
 
 
+@pytest.mark.parametrize("page", EXERCISE_PAGES)
+def test_the_chinese_exercise_page_opens_the_chinese_notebook_in_colab(chinese_build, page):
+    folder, name = page.rsplit("/", 1)
+    expected = expected_colab_url(f"{folder}/{CHINESE}/{name}")
+    links = re.findall(rf'href="({re.escape(COLAB)}[^"]+)"', (CHINESE_HTML_DIR / f"{page}.html").read_text())
+    assert expected in links, f"{page}: the Chinese page's Colab links are {links}, expected {expected}"
+
+
 def test_the_chinese_search_index_holds_chinese_words(chinese_build):
     index = (CHINESE_HTML_DIR / "searchindex.js").read_text(encoding="utf-8")
     terms = json.loads(index[index.index("(") + 1 : index.rindex(")")])["terms"]

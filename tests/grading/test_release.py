@@ -15,7 +15,9 @@ from grading_support import (
     solution_notebook,
 )
 
+from transformer_course.book_programs.editions import LANGUAGES  # each edition's learner notebooks
 from transformer_course.grading.course import Course
+from transformer_course.grading.notebook_translation import is_translatable, read_catalog, untranslated_blocks
 from transformer_course.grading.release import SETUP_CELL_ID, package_requirement, release
 
 pytestmark = pytest.mark.needs_nbgrader
@@ -31,21 +33,64 @@ def test_every_assignment_has_one_solution_notebook():
 
 
 @pytest.mark.slow
-def test_release_reproduces_the_committed_exercises(course):
+def test_release_reproduces_the_committed_exercises_in_every_language(course):
     release(course)
     for assignment in ASSIGNMENTS:
         name = notebook_name(assignment)
-        released = (course.release_directory / assignment / name).read_bytes()
-        committed = (REPOSITORY / "exercises" / assignment / name).read_bytes()
-        assert released == committed, (
-            f"exercises/{assignment}/{name} is stale: run `transformer-course release {assignment}`"
-        )
+        for folder in ("", *LANGUAGES):
+            released = (course.release_directory / assignment / folder / name).read_bytes()
+            committed = (REPOSITORY / "exercises" / assignment / folder / name).read_bytes()
+            assert released == committed, (
+                f"exercises/{assignment}/{folder}/{name} is stale: run `transformer-course release {assignment}`"
+            )
 
 
 def test_exercises_have_no_other_files():
     for path in (REPOSITORY / "exercises").rglob("*"):
         if path.is_file():
-            assert path.parent.name in ASSIGNMENTS and path.name == notebook_name(path.parent.name), path
+            relative = path.relative_to(REPOSITORY / "exercises")
+            assignment, *language, name = relative.parts
+            assert assignment in ASSIGNMENTS and name == notebook_name(assignment), path
+            assert language in ([], *([code] for code in LANGUAGES)), path
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_a_translated_notebook_changes_only_its_instructions(assignment, language):
+    english = exercise_notebook(assignment)
+    translated = json.loads((REPOSITORY / "exercises" / assignment / language / notebook_name(assignment)).read_text())
+    assert len(translated["cells"]) == len(english["cells"])
+    for ours, theirs in zip(english["cells"], translated["cells"]):
+        if not is_translatable(ours):  # code, tests, answers, every cell nbgrader checksums: byte for byte
+            assert json.dumps(theirs, sort_keys=True) == json.dumps(ours, sort_keys=True), ours.get("id")
+        else:
+            assert theirs["source"] != ours["source"] and theirs["metadata"] == ours["metadata"], ours.get("id")
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_every_instruction_of_a_learner_notebook_has_a_translation(assignment, language):
+    catalogs = Course(REPOSITORY).notebook_catalogs(assignment, notebook_name(assignment).removesuffix(".ipynb"))
+    catalog = read_catalog(catalogs[language])
+    left = [
+        message
+        for cell in exercise_notebook(assignment)["cells"]
+        if is_translatable(cell)
+        for message in untranslated_blocks("".join(cell["source"]), catalog)
+    ]
+    assert not left, f"{assignment}: no {language} translation for {left[:5]} (run `make catalogs`, then translate)"
+
+
+def test_instructions_are_plain_markdown_so_that_a_translation_keeps_every_checksum():
+    for assignment in ASSIGNMENTS:
+        for cell in solution_notebook(assignment)["cells"]:
+            grading = cell["metadata"].get("nbgrader", {})
+            if cell["cell_type"] == "markdown" and grading:
+                assert grading.get("solution"), f"{assignment}: markdown cell {grading.get('grade_id')} is nbgrader's"
+                assert "### BEGIN SOLUTION" in "".join(cell["source"]).lstrip()[:20], (
+                    f"{assignment}: the answer cell {grading.get('grade_id')} holds its question: move it to the "
+                    "cell above, which a translation may change"
+                )
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)

@@ -30,6 +30,8 @@ from traitlets.config.loader import PyFileConfigLoader
 from .policy import POLICY_FILE, GradingPolicy
 
 CONFIG_FILE = "nbgrader_config.py"
+# The book's translation catalogs (by language); those of the exercise pages translate the learner notebooks.
+LOCALE_DIRECTORY = "book/locale"
 # nbgrader's markers around the hidden part of a test cell.
 BEGIN_HIDDEN_TESTS, END_HIDDEN_TESTS = "BEGIN HIDDEN TESTS", "END HIDDEN TESTS"
 
@@ -133,6 +135,17 @@ class Course:
     def policy(self, assignment: str) -> GradingPolicy:
         """What the grader needs to know about ``assignment`` (``solutions/<assignment>/grading.yml``)."""
         return GradingPolicy.from_file(self.source_directory / assignment / POLICY_FILE)
+
+    def notebook_catalogs(self, assignment: str, notebook: str) -> dict[str, Path]:
+        """language → the catalog that translates the learner notebook ``notebook`` (its name without ``.ipynb``):
+        the book's catalog of that notebook's exercise page, in each language that has one."""
+        locale = self.root / LOCALE_DIRECTORY
+        found = {}
+        for language in sorted(path.name for path in locale.iterdir()) if locale.is_dir() else []:
+            catalog = locale / language / "LC_MESSAGES" / self.release_directory.name / assignment / f"{notebook}.po"
+            if catalog.is_file():
+                found[language] = catalog
+        return found
 
     def data_files(self, assignment: str) -> list[Path]:
         """The files ``assignment`` ships beside its notebook (shown to the kernel that grades it)."""
@@ -240,8 +253,9 @@ def _path_with_this_environment() -> str:
 
 def copy_course(source: Path, target: Path) -> Course:
     """A copy of the course at ``source`` in ``target``, for grading runs that must not touch the original:
-    its source and release directories, nbgrader's config, the book's (which names the repository) and
-    pyproject.toml (which gives the package's version: the setup cell installs its tag)."""
+    its source and release directories, nbgrader's config, the book's (which names the repository),
+    pyproject.toml (which gives the package's version: the setup cell installs its tag) and the book's
+    catalogs (which translate the learner notebooks)."""
     original = Course(source)
     target.mkdir(parents=True, exist_ok=True)
     names = (
@@ -250,10 +264,11 @@ def copy_course(source: Path, target: Path) -> Course:
         CONFIG_FILE,
         "_config.yml",
         "pyproject.toml",
+        LOCALE_DIRECTORY,
     )
     for name in names:
         if (source / name).is_dir():
-            shutil.copytree(source / name, target / name)
+            shutil.copytree(source / name, target / name, ignore=shutil.ignore_patterns("*.mo"))
         elif (source / name).is_file():
             shutil.copyfile(source / name, target / name)
     return Course(target)

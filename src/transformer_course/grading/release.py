@@ -7,6 +7,12 @@ and test cells and records their checksums. This module then puts a setup cell f
 result to ``exercises/``. The same solutions always give the same exercises, byte for byte, so a
 test can tell when ``exercises/`` is stale.
 
+Each language whose catalogs translate the book's exercise pages (``book/locale/<language>/``) gets
+its own learner notebooks in ``exercises/<assignment>/<language>/``: the English ones with their
+instructions and questions translated (:mod:`transformer_course.grading.notebook_translation`) and
+every other cell, the setup cell included, byte for byte the same. A learner submits either under the
+notebook's own name, and autograde grades both alike.
+
 The setup cell is the same in every notebook (autograde recognises it by its text). On Colab it
 installs this package from the repository that ``_config.yml`` names, at the tag ``v<version>`` of
 the version in ``pyproject.toml``: those two settings are all an instructor changes to teach from
@@ -27,6 +33,7 @@ from pathlib import Path
 import nbformat
 
 from .course import Course
+from .notebook_translation import read_catalog, translated_notebook
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -113,4 +120,17 @@ def release(course: Course, assignments: list[str] | None = None) -> list[Path]:
             notebook.cells.insert(0, setup_cell(course))
             nbformat.write(notebook, path)
             written.append(path)
+            for language, catalog in course.notebook_catalogs(assignment, path.stem).items():
+                written.append(_write_translation(course, assignment, path, language, read_catalog(catalog)))
     return written
+
+
+def _write_translation(course: Course, assignment: str, released: Path, language: str, catalog: dict) -> Path:
+    """``exercises/<assignment>/<language>/``: the released notebook translated, beside the assignment's data files."""
+    folder = released.parent / language
+    folder.mkdir(exist_ok=True)
+    for data_file in course.data_files(assignment):
+        shutil.copyfile(data_file, folder / data_file.name)
+    notebook = translated_notebook(nbformat.read(released, as_version=4), catalog)
+    nbformat.write(nbformat.from_dict(notebook), folder / released.name)
+    return folder / released.name
