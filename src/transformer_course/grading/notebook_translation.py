@@ -35,12 +35,13 @@ def read_catalog(path: Path) -> dict[str, str]:
     from babel.messages.pofile import read_po
 
     with path.open("rb") as handle:
-        return {message.id: message.string for message in read_po(handle) if message.id and message.string and not
-                message.fuzzy}  # fmt: skip
+        messages = list(read_po(handle))
+    return {message.id: message.string for message in messages if message.id and message.string and not message.fuzzy}
 
 
 def _blocks(source: str):
-    """(first line, last line + 1, message, is a table cell) of each block of ``source`` that gettext extracts."""
+    """(first line, last line + 1, text, message, is a table cell) of each block of ``source`` that gettext
+    extracts: its text as written, and as Sphinx writes its message."""
     tokens = _MARKDOWN.parse(source)
     for opener, inline in zip(tokens, tokens[1:]):
         if inline.type == "inline" and inline.content.strip() and inline.map is not None:
