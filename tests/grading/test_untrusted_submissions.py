@@ -65,9 +65,12 @@ def _nbgrader(cell: dict) -> dict:
 
 
 def _with_cell_after(notebook: dict, grade_id: str, code: str, cell_type: str = "code") -> dict:
-    """A copy of ``notebook`` with a new cell of ``code`` right after the cell ``grade_id``."""
+    """A copy of ``notebook`` with a new cell of ``code`` right after the cell ``grade_id`` (an nbgrader cell's
+    grade_id, or the Jupyter id of a cell that is not nbgrader's, such as an instruction)."""
     notebook = copy.deepcopy(notebook)
-    index = next(i for i, cell in enumerate(notebook["cells"]) if _nbgrader(cell).get("grade_id") == grade_id)
+    index = next(
+        i for i, cell in enumerate(notebook["cells"]) if grade_id in (_nbgrader(cell).get("grade_id"), cell.get("id"))
+    )
     cell = {"cell_type": cell_type, "id": f"added-{uuid.uuid4().hex[:8]}", "metadata": {}, "source": code}
     if cell_type == "code":
         cell.update(execution_count=None, outputs=[])
