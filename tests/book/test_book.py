@@ -70,12 +70,19 @@ CHAPTER_PAGES = [page for page in PAGES if page.startswith("book/")]
 
 @pytest.fixture(scope="session")
 def book_build() -> subprocess.CompletedProcess:
-    """Build the book once per test session, warnings as errors, reusing the execution cache."""
+    """Build the book once per test session, as `make book` does: the pages executed two at a time into the
+    execution cache (nothing to do where it is fresh), then the build, warnings as errors."""
     jupyter_book = Path(sys.executable).with_name("jupyter-book")
     environment = dict(os.environ)
     # The chapters import the package from this checkout, installed or not.
     environment["PYTHONPATH"] = os.pathsep.join(
         filter(None, [str(REPOSITORY_ROOT / "src"), environment.get("PYTHONPATH")])
+    )
+    subprocess.run(
+        [sys.executable, "-m", "transformer_course.book_programs.editions", "execute"],
+        cwd=REPOSITORY_ROOT,
+        env=environment,
+        check=True,
     )
     return subprocess.run(
         [str(jupyter_book), "build", ".", "-W", "-n", "--keep-going"],
@@ -108,6 +115,12 @@ def build_problems(build: subprocess.CompletedProcess) -> str:
 
 def test_book_builds_with_warnings_as_errors(book_build):
     assert book_build.returncode == 0, f"jupyter-book build -W -n failed:\n{build_problems(book_build)}"
+
+
+def test_the_build_executes_no_page_that_editions_execute_has_run(book_build):
+    # editions.execute_pages caches each page as myst-nb would: the build finds them all and runs no kernel.
+    executed = re.findall(r"(\S+): Executing notebook", book_build.stdout + book_build.stderr)
+    assert not executed, f"the build executed {executed} again: their cached outputs were not found"
 
 
 def test_the_chinese_edition_builds_with_warnings_as_errors(chinese_build):

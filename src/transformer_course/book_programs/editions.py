@@ -1,5 +1,6 @@
 """The book's editions: the English site and the Chinese one, from one source and one execution.
 
+    python -m transformer_course.book_programs.editions execute    # before jupyter-book build . (make book)
     python -m transformer_course.book_programs.editions build      # after jupyter-book build . (make book)
     python -m transformer_course.book_programs.editions catalogs   # after an English change (make catalogs)
 
@@ -11,6 +12,13 @@ laid over it (its language, where its catalogs are, its title). It is built with
 build's execution cache, so it executes nothing: every output, figure and number on its pages is
 the English build's. The site lands in ``_build/html/<language>/``, beside the English pages, and
 each page links to its twin (``book/_ext/course_book.py``).
+
+``execute`` fills the English build's execution cache before it starts: jupyter-book executes the
+pages one at a time, and :func:`execute_pages` runs them :data:`EXECUTION_JOBS` at a time with the
+same calls myst-nb makes (jupyter-cache's ``single_nb_execution`` in the page's folder, then the
+outputs cached under the page), so that the build finds every page's outputs there. Pages that share
+the book's numbers run (:data:`SHARED_RUN`: chapter 8 trains it, chapter 9 loads it) run one after
+the other, in the book's order.
 """
 
 from __future__ import annotations
@@ -19,6 +27,7 @@ import argparse
 import shutil
 import subprocess
 import sys
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 import yaml
@@ -27,6 +36,8 @@ LANGUAGES = ("zh_CN",)
 BUILD = "_build"
 EXECUTION_CACHE = f"{BUILD}/.jupyter_cache"  # the English build's (jupyter-book's default place)
 LOCALE = "book/locale"
+EXECUTION_JOBS = 2  # pages executed at once (each a kernel of its own)
+SHARED_RUN = "book_numbers_run("  # pages that call it share one run directory: they run in order
 
 
 def toc_pages(root: Path) -> list[str]:
@@ -134,13 +145,75 @@ def update_catalogs(root: Path, language: str, templates: Path, locale: Path | N
     return locale / language / "LC_MESSAGES"
 
 
+def execute_pages(root: Path, jobs: int = EXECUTION_JOBS) -> list[str]:
+    """Execute every page of the book whose outputs the execution cache lacks, ``jobs`` at a time, and cache
+    them as myst-nb would; return the pages executed. A page that fails stops nothing here: the build
+    executes it again and reports the error."""
+    import jupytext
+    from jupyter_cache import get_cache
+
+    settings = yaml.safe_load((root / "_config.yml").read_text(encoding="utf-8"))["execute"]
+    cache = get_cache(str(root / EXECUTION_CACHE))
+    stale = []
+    for page in toc_pages(root):
+        path = root / f"{page}.md"
+        notebook = jupytext.read(path) if path.is_file() else None  # the exercise notebooks are never executed
+        if notebook is None or "kernelspec" not in notebook.metadata:  # a page of text only: myst-nb runs nothing
+            continue
+        try:
+            cache.match_cache_notebook(notebook)
+        except KeyError:
+            stale.append(path)
+    shared = [path for path in stale if SHARED_RUN in path.read_text(encoding="utf-8")]
+    chains = [[path] for path in stale if path not in shared] + ([shared] if shared else [])
+    chains.sort(key=lambda chain: -sum(path.stat().st_size for path in chain))  # the longest first, roughly
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        limits = settings["timeout"], settings["allow_errors"]
+        futures = [pool.submit(_execute_chain, chain, *limits) for chain in chains]
+        for future in as_completed(futures):
+            for path, notebook, seconds, failure in future.result():
+                if failure is None:
+                    _cache_outputs(cache, path, notebook, seconds)
+                print(f"{path.relative_to(root)}: " + (f"executed in {seconds:.0f} s" if failure is None else failure))
+    return [str(path.relative_to(root)) for path in stale]
+
+
+def _execute_chain(paths: list[Path], timeout: int, allow_errors: bool) -> list[tuple]:
+    """Execute the pages ``paths`` one after the other, each in its own folder, as myst-nb's cache mode does."""
+    import jupytext
+    from jupyter_cache.executors.utils import single_nb_execution
+
+    results = []
+    for path in paths:
+        notebook = jupytext.read(path)
+        result = single_nb_execution(
+            notebook, cwd=str(path.parent), timeout=timeout, allow_errors=allow_errors, meta_override=True
+        )
+        failure = None if result.err is None else f"failed: {type(result.err).__name__} (the build says more)"
+        results.append((path, notebook, result.time, failure))
+    return results
+
+
+def _cache_outputs(cache, path: Path, notebook, seconds: float) -> None:
+    """Cache an executed page under its path, with the record myst-nb keeps (``execution_seconds``)."""
+    from jupyter_cache.base import CacheBundleIn
+
+    record = cache.add_nb_to_project(str(path), read_data={"name": "jupytext", "type": "plugin"})
+    bundle = CacheBundleIn(notebook, record.uri, data={"execution_seconds": seconds})
+    cache.cache_notebook_bundle(bundle, check_validity=False, overwrite=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("action", choices=("build", "catalogs"))
+    parser.add_argument("action", choices=("execute", "build", "catalogs"))
     parser.add_argument("--root", type=Path, default=Path.cwd(), help="the repository (default: here)")
     parser.add_argument("--strict", action="store_true", help="build: every warning is an error")
     arguments = parser.parse_args(argv)
     root = arguments.root.resolve()
+    if arguments.action == "execute":
+        executed = execute_pages(root)
+        print(f"pages executed: {len(executed)}; the others' outputs were in {EXECUTION_CACHE}")
+        return 0
     for language in LANGUAGES:
         if arguments.action == "build":
             print(f"{language} edition: {build_edition(root, language, arguments.strict)}")
