@@ -1,42 +1,36 @@
-"""The train and evaluate commands: options, resumption, and one JSON line of results."""
+"""The train and evaluate commands: options, devices, and one JSON line of results (resuming: test_cli_resume)."""
 
 import argparse
 import dataclasses
 import importlib
 import json
-import shutil
 import subprocess
 import sys
 
 import pytest
-import torch
-from tiny import TINY_MODEL_OPTIONS, tiny_task
+from tiny import TINY_COMMAND_OPTIONS, run_command, tiny_task
 
 from transformer_course.cli import build_parser, main
-from transformer_course.data import tasks as tasks_module
 from transformer_course.training import (
     ModelConfig,
     NonFiniteLossError,
-    SavedRun,
     TrainingConfig,
-    load_checkpoint,
-    train,
 )
 from transformer_course.training import commands as training_commands
-
-# The tiny model, validated on a few examples: decoding the whole validation split is the slow part.
-TINY_MODEL = [*TINY_MODEL_OPTIONS, "--validation-examples", "8"]
-
-
-def run_command(capsys, *argv) -> tuple[int, dict]:
-    code = main([str(argument) for argument in argv])
-    lines = capsys.readouterr().out.strip().splitlines()
-    return code, json.loads(lines[-1])
 
 
 def test_train_prints_its_results_as_one_json_line_and_keeps_a_checkpoint(tmp_path, capsys):
     code, results = run_command(
-        capsys, "train", "--task", "reverse", "--max-steps", 3, "--out", tmp_path, "--no-progress", *TINY_MODEL
+        capsys,
+        "train",
+        "--task",
+        "reverse",
+        "--max-steps",
+        3,
+        "--out",
+        tmp_path,
+        "--no-progress",
+        *TINY_COMMAND_OPTIONS,
     )
     assert code == 0
     assert results["task"] == "reverse" and results["steps"] == 3 and results["stopped_because"] == "max_steps"
@@ -45,7 +39,9 @@ def test_train_prints_its_results_as_one_json_line_and_keeps_a_checkpoint(tmp_pa
 
 
 def test_evaluate_decodes_the_test_split_and_prints_its_scores(tmp_path, capsys):
-    run_command(capsys, "train", "--task", "copy", "--max-steps", 2, "--out", tmp_path, "--no-progress", *TINY_MODEL)
+    run_command(
+        capsys, "train", "--task", "copy", "--max-steps", 2, "--out", tmp_path, "--no-progress", *TINY_COMMAND_OPTIONS
+    )
     code, results = run_command(capsys, "evaluate", tmp_path / "checkpoint.pt", "--limit", 50, "--beam", 2)
     assert code == 0
     assert (
@@ -57,33 +53,11 @@ def test_evaluate_decodes_the_test_split_and_prints_its_scores(tmp_path, capsys)
     assert 0 <= results["exact_match"] <= 100
 
 
-def test_resume_takes_every_option_not_given_from_the_checkpoint(tmp_path, capsys):
-    run_command(
-        capsys,
-        "train",
-        "--task",
-        "copy",
-        "--max-steps",
-        2,
-        "--out",
-        tmp_path,
-        "--no-progress",
-        "--warmup-steps",
-        7,
-        *TINY_MODEL,
-    )
-    code, results = run_command(capsys, "train", "--resume", "--max-steps", 4, "--out", tmp_path, "--no-progress")
-    assert code == 0 and results["task"] == "copy" and results["steps"] == 4
-    saved = load_checkpoint(tmp_path / "checkpoint.pt")
-    assert saved.model_config.d_model == 16 and saved.training_config.warmup_steps == 7
-    assert saved.training_config.max_steps == 4
-
-
 def test_multi30k_trains_and_scores_bleu_on_local_files(tmp_path, capsys, fixtures):
     code, _ = run_command(
         capsys, "train", "--task", "multi30k", "--data", fixtures / "multi30k_tsv",
         "--vocab-size", 200, "--max-steps", 2,
-        "--max-tokens", 256, "--out", tmp_path, "--no-progress", *TINY_MODEL,
+        "--max-tokens", 256, "--out", tmp_path, "--no-progress", *TINY_COMMAND_OPTIONS,
     )  # fmt: skip
     assert code == 0
     code, results = run_command(capsys, "evaluate", tmp_path, "--split", "validation", "--beam", 2, "--alpha", 0.6)
@@ -94,7 +68,7 @@ def test_multi30k_trains_and_scores_bleu_on_local_files(tmp_path, capsys, fixtur
 def test_record_keeps_the_runs_command_curves_scores_examples_and_attention(tmp_path, capsys, fixtures):
     run_command(
         capsys, "train", "--task", "multi30k", "--data", fixtures / "multi30k", "--vocab-size", 200, "--max-steps", 4,
-        "--validate-every", 2, "--max-tokens", 256, "--out", tmp_path, "--no-progress", *TINY_MODEL,
+        "--validate-every", 2, "--max-tokens", 256, "--out", tmp_path, "--no-progress", *TINY_COMMAND_OPTIONS,
     )  # fmt: skip
     code, results = run_command(
         capsys, "record", tmp_path, "--out", tmp_path / "record.json", "--examples", 3, "--beam", 2
@@ -110,7 +84,8 @@ def test_record_keeps_the_runs_command_curves_scores_examples_and_attention(tmp_
         attention["source_pieces"]
     )
     assert all(abs(sum(row) - 1) < 0.01 for row in attention["weights"])  # rows of weights, rounded to 3 decimals
-    assert len(attention["layers"]) == 1 and len(attention["layers"][0]) == 2  # TINY_MODEL: 1 layer of 2 heads
+    # The tiny model (TINY_COMMAND_OPTIONS) has 1 layer of 2 heads.
+    assert len(attention["layers"]) == 1 and len(attention["layers"][0]) == 2
 
 
 def test_a_non_finite_loss_exits_with_status_1_and_says_why(tmp_path, capsys, monkeypatch):
@@ -118,7 +93,7 @@ def test_a_non_finite_loss_exits_with_status_1_and_says_why(tmp_path, capsys, mo
         raise NonFiniteLossError("the training loss became nan at step 3")
 
     monkeypatch.setattr(training_commands, "train", diverging_train)
-    code = main(["train", "--task", "copy", "--max-steps", "3", "--out", str(tmp_path), *TINY_MODEL])
+    code = main(["train", "--task", "copy", "--max-steps", "3", "--out", str(tmp_path), *TINY_COMMAND_OPTIONS])
     captured = capsys.readouterr()
     assert code == 1
     assert "loss became nan at step 3" in captured.err
@@ -128,12 +103,6 @@ def test_a_non_finite_loss_exits_with_status_1_and_says_why(tmp_path, capsys, mo
 def test_a_budget_is_required(tmp_path, capsys):
     with pytest.raises(SystemExit, match="give a budget"):
         main(["train", "--task", "copy", "--out", str(tmp_path)])
-
-
-def test_resuming_a_run_of_another_task_is_refused(tmp_path, capsys):
-    run_command(capsys, "train", "--task", "copy", "--max-steps", 1, "--out", tmp_path, "--no-progress", *TINY_MODEL)
-    with pytest.raises(SystemExit, match="holds a copy run, not reverse"):
-        main(["train", "--task", "reverse", "--resume", "--max-steps", "2", "--out", str(tmp_path)])
 
 
 def test_the_results_line_reports_the_last_training_loss_even_before_the_first_log_interval(tmp_path, capsys):
@@ -149,45 +118,9 @@ def test_the_results_line_reports_the_last_training_loss_even_before_the_first_l
         "--out",
         tmp_path,
         "--no-progress",
-        *TINY_MODEL,
+        *TINY_COMMAND_OPTIONS,
     )
     assert results["train_loss"] > 0
-
-
-def test_resuming_a_multi30k_run_reuses_the_checkpoints_bpe_vocabulary_instead_of_retraining_it(
-    tmp_path, capsys, fixtures, monkeypatch
-):
-    run_command(
-        capsys, "train", "--task", "multi30k", "--data", fixtures / "multi30k_tsv",
-        "--vocab-size", 200, "--max-steps", 2,
-        "--max-tokens", 256, "--out", tmp_path, "--no-progress", *TINY_MODEL,
-    )  # fmt: skip
-    trained_with = load_checkpoint(tmp_path / "checkpoint.pt").task["tokenizers"]
-
-    def retrain(*arguments, **options):
-        raise AssertionError("a resumed run retrained the BPE vocabulary")
-
-    monkeypatch.setattr(tasks_module, "train_subword_tokenizer", retrain)
-    code, results = run_command(capsys, "train", "--resume", "--max-steps", 4, "--out", tmp_path, "--no-progress")
-    assert code == 0 and results["steps"] == 4
-    assert load_checkpoint(tmp_path / "checkpoint.pt").task["tokenizers"] == trained_with
-
-
-def test_a_resumed_command_and_a_resumed_train_call_continue_a_run_alike(tmp_path, capsys):
-    run_command(
-        capsys, "train", "--task", "copy", "--max-steps", 2, "--validate-every", 2, "--out", tmp_path / "command",
-        "--no-progress", *TINY_MODEL,
-    )  # fmt: skip
-    shutil.copytree(tmp_path / "command", tmp_path / "call")
-    run_command(capsys, "train", "--resume", "--max-steps", 4, "--out", tmp_path / "command", "--no-progress")
-    saved = SavedRun.read(tmp_path / "call")
-    config = dataclasses.replace(saved.training_config, max_steps=4, out_dir=str(tmp_path / "call"))
-    train(saved.task(), config, saved.model_config, resume=True, progress=False)
-    by_command, by_call = (load_checkpoint(tmp_path / run / "checkpoint.pt") for run in ("command", "call"))
-    assert by_command.progress.step == by_call.progress.step == 4
-    for name, parameter in by_command.model.items():
-        assert torch.equal(parameter, by_call.model[name]), name
-    assert by_command.optimizer["state"][0]["exp_avg"].equal(by_call.optimizer["state"][0]["exp_avg"])
 
 
 def test_every_setting_of_the_model_and_the_recipe_is_an_option():
@@ -209,20 +142,11 @@ def test_an_option_of_another_task_is_refused(tmp_path):
         main(["train", "--task", "copy", "--vocab-size", "100", "--max-steps", "1", "--out", str(tmp_path)])
 
 
-def test_a_resumed_run_keeps_standard_output_for_its_results_line_alone(tmp_path, capsys):
-    run_command(capsys, "train", "--task", "copy", "--max-steps", 1, "--out", tmp_path, "--no-progress", *TINY_MODEL)
-    main(["train", "--resume", "--max-steps", "2", "--out", str(tmp_path)])
-    captured = capsys.readouterr()
-    lines = captured.out.strip().splitlines()
-    assert len(lines) == 1 and json.loads(lines[0])["steps"] == 2, f"standard output: {captured.out!r}"
-    assert "resuming" in captured.err, f"standard error: {captured.err!r}"
-
-
 def _commands_with_device(run_directory, record_path) -> dict[str, list[str]]:
     """Every command that takes --device, with arguments that make it quick (a trained tiny run to read)."""
     return {
         "train": ["train", "--task", "copy", "--max-steps", "1", "--out", str(run_directory / "again"), "--no-progress",
-                  *TINY_MODEL],
+                  *TINY_COMMAND_OPTIONS],
         "evaluate": ["evaluate", str(run_directory), "--limit", "5"],
         "record": ["record", str(run_directory), "--out", str(record_path), "--examples", "2", "--beam", "2"],
         "variations": ["variations", "--task", "copy", "--seeds", "0", "--steps", "1", "--rows", "E",
@@ -246,7 +170,9 @@ def test_the_device_tests_cover_every_command_with_a_device_option():
 @pytest.fixture(scope="module")
 def trained_run(tmp_path_factory):
     directory = tmp_path_factory.mktemp("run")
-    main(["train", "--task", "copy", "--max-steps", "2", "--out", str(directory), "--no-progress", *TINY_MODEL])
+    main(
+        ["train", "--task", "copy", "--max-steps", "2", "--out", str(directory), "--no-progress", *TINY_COMMAND_OPTIONS]
+    )
     return directory
 
 
