@@ -3,7 +3,12 @@ the markup of each block stays, math and code stay, and a block the catalog lack
 
 from __future__ import annotations
 
-from transformer_course.grading.notebook_translation import (
+import pytest
+from suite_layers import NBGRADER_MISSING
+
+pytest.importorskip("markdown_it", reason=NBGRADER_MISSING)  # the grading extra parses the notebooks' Markdown
+
+from transformer_course.grading.notebook_translation import (  # noqa: E402
     is_translatable,
     translated_markdown,
     translated_notebook,

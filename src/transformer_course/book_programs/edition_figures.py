@@ -70,8 +70,9 @@ def font_for(language: str) -> str | None:
 def png_in_every_language(draw: Callable, *arguments, **settings) -> dict[str, bytes]:
     """``draw(*arguments, **settings, language=...)`` as PNG, by language: English, then every edition's
     language whose font is installed. ``draw`` returns a matplotlib Figure, Axes or a tuple of Axes."""
+    import io
+
     import matplotlib.pyplot as plt
-    from IPython.core.pylabtools import print_figure
 
     pictures = {}
     for language in ("en", *LANGUAGES):
@@ -82,8 +83,10 @@ def png_in_every_language(draw: Callable, *arguments, **settings) -> dict[str, b
         with plt.rc_context(fonts):
             drawn = draw(*arguments, **settings, language=language)
             figure = _figure(drawn)
-            # As the inline backend shows a figure: cropped to what is drawn, at the figure's dpi.
-            pictures[language] = print_figure(figure, "png", bbox_inches="tight")
+            # As Jupyter's inline backend shows a figure: cropped to what is drawn, at the figure's dpi.
+            picture = io.BytesIO()
+            figure.savefig(picture, format="png", bbox_inches="tight")
+            pictures[language] = picture.getvalue()
         plt.close(figure)
     return pictures
 
