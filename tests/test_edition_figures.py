@@ -115,8 +115,9 @@ def test_one_output_holds_each_language_under_its_own_type(monkeypatch):
     monkeypatch.setattr(edition_figures, "font_for", lambda language: "DejaVu Sans")
     pictures = png_in_every_language(diagrams.draw_figure_2, {"masks"})
     bundle = PictureInEveryLanguage(pictures)._repr_mimebundle_()
-    assert set(bundle) == {"image/png", "image/vnd.transformer-course.zh-cn+png"}
-    english, chinese = (base64.b64decode(bundle[key]) for key in sorted(bundle))
+    assert set(bundle) == {"image/png", "image/vnd.transformer-course.zh-cn+png", "text/plain"}
+    assert bundle["text/plain"] == "<Figure in en, zh_CN>", "the text a notebook keeps must not be the pictures' bytes"
+    english, chinese = (base64.b64decode(bundle[key]) for key in ("image/png", mime_type("zh_CN")))
     assert english.startswith(PNG) and chinese.startswith(PNG)
     assert english != chinese, "the two pictures are the same: the language did not reach the drawing"
     assert not plt.get_fignums(), "a drawn figure was left open: the inline backend would show it again"

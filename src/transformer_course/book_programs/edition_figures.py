@@ -104,11 +104,15 @@ class PictureInEveryLanguage:
 
     pictures: dict[str, bytes]
 
+    def __repr__(self) -> str:  # the output's text/plain, as matplotlib's "<Figure size ...>": not the bytes
+        return f"<Figure in {', '.join(self.pictures)}>"
+
     def _repr_mimebundle_(self, include=None, exclude=None) -> dict[str, str]:
-        return {
+        bundle = {
             ("image/png" if language == "en" else mime_type(language)): base64.b64encode(png).decode("ascii")
             for language, png in self.pictures.items()
         }
+        return {**bundle, "text/plain": repr(self)}
 
 
 def show_in_every_language(draw: Callable, *arguments, **settings) -> None:
