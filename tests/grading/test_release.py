@@ -15,8 +15,8 @@ from grading_support import (
     solution_notebook,
 )
 
-from transformer_course.book_programs.editions import LANGUAGES  # each edition's learner notebooks
-from transformer_course.grading.course import Course
+from transformer_course.book_programs.editions import LANGUAGES, LOCALE  # each edition's learner notebooks
+from transformer_course.grading.course import LOCALE_DIRECTORY, Course
 from transformer_course.grading.notebook_translation import is_translatable, read_catalog, untranslated_blocks
 from transformer_course.grading.release import SETUP_CELL_ID, package_requirement, release
 
@@ -65,6 +65,10 @@ def test_a_translated_notebook_changes_only_its_instructions(assignment, languag
             assert json.dumps(theirs, sort_keys=True) == json.dumps(ours, sort_keys=True), ours.get("id")
         else:
             assert theirs["source"] != ours["source"] and theirs["metadata"] == ours["metadata"], ours.get("id")
+
+
+def test_release_reads_the_catalogs_where_the_book_keeps_them():
+    assert LOCALE_DIRECTORY == LOCALE, "grading and the book name two different folders for the catalogs"
 
 
 @pytest.mark.parametrize("language", LANGUAGES)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import functools
 from collections.abc import Callable
 
 from .editions import LANGUAGES
@@ -45,6 +46,7 @@ def words(table: dict[str, dict[str, str]], language: str) -> dict[str, str]:
     return table[language]
 
 
+@functools.cache  # once per process: where no wanted font is installed, the search would run at every figure
 def font_for(language: str) -> str | None:
     """The first installed font of :data:`FONTS` for ``language``, or None.
 

@@ -31,6 +31,8 @@ from .policy import POLICY_FILE, GradingPolicy
 
 CONFIG_FILE = "nbgrader_config.py"
 # The book's translation catalogs (by language); those of the exercise pages translate the learner notebooks.
+# The folder of book_programs.editions.LOCALE, written here because grading does not import the book's wing
+# (it would load the training stack); a test holds the two equal.
 LOCALE_DIRECTORY = "book/locale"
 # nbgrader's markers around the hidden part of a test cell.
 BEGIN_HIDDEN_TESTS, END_HIDDEN_TESTS = "BEGIN HIDDEN TESTS", "END HIDDEN TESTS"
