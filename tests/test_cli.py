@@ -8,13 +8,14 @@ import subprocess
 import sys
 
 import pytest
-from tiny import TINY_COMMAND_OPTIONS, run_command, tiny_task
+from tiny import TINY_COMMAND_OPTIONS, TINY_GENERATED_TASK_OPTIONS, run_command, tiny_task
 
 from transformer_course.cli import build_parser, main
 from transformer_course.training import (
     ModelConfig,
     NonFiniteLossError,
     TrainingConfig,
+    load_checkpoint,
 )
 from transformer_course.training import commands as training_commands
 
@@ -30,7 +31,7 @@ def test_train_prints_its_results_as_one_json_line_and_keeps_a_checkpoint(tmp_pa
         "--out",
         tmp_path,
         "--no-progress",
-        *TINY_COMMAND_OPTIONS,
+        *TINY_GENERATED_TASK_OPTIONS,
     )
     assert code == 0
     assert results["task"] == "reverse" and results["steps"] == 3 and results["stopped_because"] == "max_steps"
@@ -40,7 +41,16 @@ def test_train_prints_its_results_as_one_json_line_and_keeps_a_checkpoint(tmp_pa
 
 def test_evaluate_decodes_the_test_split_and_prints_its_scores(tmp_path, capsys):
     run_command(
-        capsys, "train", "--task", "copy", "--max-steps", 2, "--out", tmp_path, "--no-progress", *TINY_COMMAND_OPTIONS
+        capsys,
+        "train",
+        "--task",
+        "copy",
+        "--max-steps",
+        2,
+        "--out",
+        tmp_path,
+        "--no-progress",
+        *TINY_GENERATED_TASK_OPTIONS,
     )
     code, results = run_command(capsys, "evaluate", tmp_path / "checkpoint.pt", "--limit", 50, "--beam", 2)
     assert code == 0
@@ -51,6 +61,15 @@ def test_evaluate_decodes_the_test_split_and_prints_its_scores(tmp_path, capsys)
         and results["beam_size"] == 2
     )
     assert 0 <= results["exact_match"] <= 100
+
+
+def test_train_size_sets_how_many_training_pairs_a_generated_task_makes(tmp_path, capsys):
+    code, _ = run_command(
+        capsys, "train", "--task", "reverse", "--train-size", 30, "--max-steps", 1, "--out", tmp_path, "--no-progress",
+        *TINY_COMMAND_OPTIONS,
+    )  # fmt: skip
+    task = load_checkpoint(tmp_path / "checkpoint.pt").rebuild_task()
+    assert code == 0 and len(task.splits["train"]) == 30, len(task.splits["train"])
 
 
 def test_multi30k_trains_and_scores_bleu_on_local_files(tmp_path, capsys, fixtures):
@@ -93,7 +112,7 @@ def test_a_non_finite_loss_exits_with_status_1_and_says_why(tmp_path, capsys, mo
         raise NonFiniteLossError("the training loss became nan at step 3")
 
     monkeypatch.setattr(training_commands, "train", diverging_train)
-    code = main(["train", "--task", "copy", "--max-steps", "3", "--out", str(tmp_path), *TINY_COMMAND_OPTIONS])
+    code = main(["train", "--task", "copy", "--max-steps", "3", "--out", str(tmp_path), *TINY_GENERATED_TASK_OPTIONS])
     captured = capsys.readouterr()
     assert code == 1
     assert "loss became nan at step 3" in captured.err
@@ -118,7 +137,7 @@ def test_the_results_line_reports_the_last_training_loss_even_before_the_first_l
         "--out",
         tmp_path,
         "--no-progress",
-        *TINY_COMMAND_OPTIONS,
+        *TINY_GENERATED_TASK_OPTIONS,
     )
     assert results["train_loss"] > 0
 
@@ -146,7 +165,7 @@ def _commands_with_device(run_directory, record_path) -> dict[str, list[str]]:
     """Every command that takes --device, with arguments that make it quick (a trained tiny run to read)."""
     return {
         "train": ["train", "--task", "copy", "--max-steps", "1", "--out", str(run_directory / "again"), "--no-progress",
-                  *TINY_COMMAND_OPTIONS],
+                  *TINY_GENERATED_TASK_OPTIONS],
         "evaluate": ["evaluate", str(run_directory), "--limit", "5"],
         "record": ["record", str(run_directory), "--out", str(record_path), "--examples", "2", "--beam", "2"],
         "variations": ["variations", "--task", "copy", "--seeds", "0", "--steps", "1", "--rows", "E",
@@ -171,7 +190,17 @@ def test_the_device_tests_cover_every_command_with_a_device_option():
 def trained_run(tmp_path_factory):
     directory = tmp_path_factory.mktemp("run")
     main(
-        ["train", "--task", "copy", "--max-steps", "2", "--out", str(directory), "--no-progress", *TINY_COMMAND_OPTIONS]
+        [
+            "train",
+            "--task",
+            "copy",
+            "--max-steps",
+            "2",
+            "--out",
+            str(directory),
+            "--no-progress",
+            *TINY_GENERATED_TASK_OPTIONS,
+        ]
     )
     return directory
 

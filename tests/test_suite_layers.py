@@ -42,3 +42,19 @@ def test_every_test_of_a_module_that_needs_nbgrader_is_marked_so():
     selected = [line for line in collected.stdout.splitlines() if "::" in line]
     assert "deselected" in collected.stdout, collected.stdout[-2000:] + collected.stderr[-2000:]
     assert selected == [], f"tests without the needs_nbgrader marker in modules that need nbgrader: {selected}"
+
+
+@pytest.mark.needs_nbgrader  # where nbgrader is missing, nothing could import it
+def test_collecting_the_unit_layer_imports_no_nbgrader():
+    """Importing nbgrader costs each collecting process more than a second, for no test of the unit layer."""
+    program = (
+        "import sys, pytest\n"
+        f"code = pytest.main(['--collect-only', '-q', '-p', 'no:cacheprovider', '-m', {UNIT_LAYER!r}])\n"
+        "print('NBGRADER', sorted(name for name in sys.modules if name.split('.')[0] == 'nbgrader')[:5])\n"
+        "sys.exit(code)\n"
+    )
+    collected = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, timeout=300, cwd=TESTS.parent
+    )
+    assert collected.returncode == 0, collected.stdout[-2000:] + collected.stderr[-2000:]
+    assert collected.stdout.strip().splitlines()[-1] == "NBGRADER []", collected.stdout.strip().splitlines()[-1]

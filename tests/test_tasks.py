@@ -132,6 +132,16 @@ def test_tasks_are_rebuilt_by_name_from_their_arguments():
     assert rebuilt.splits == task.splits
 
 
+@pytest.mark.parametrize("build", [copy_task, reverse_task, numbers_task])
+@pytest.mark.parametrize(
+    "sizes, refused",
+    [({"train_size": 0}, "train_size must be at least 1, got 0"), ({"test_size": -1}, "test_size must be 0 or more")],
+)
+def test_a_generated_task_refuses_sizes_it_cannot_be_made_with(build, sizes, refused):
+    with pytest.raises(ValueError, match=refused):
+        build(**{"train_size": 10, **sizes})
+
+
 def test_unknown_task_name_is_rejected():
     with pytest.raises(ValueError, match="unknown task 'sorting'"):
         load_task("sorting")

@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from transformer_course.cli import main
+from transformer_course.data import TranslationTask, Vocabulary
 from transformer_course.training import TrainingConfig, load_checkpoint, train
 from transformer_course.training.checkpoint import FORMAT_VERSION, load_tensors, save_tensors
 
@@ -26,6 +27,18 @@ def trained_once(tiny_task, tiny_model, tmp_path_factory):
 def trained(trained_once, tmp_path):
     """A copy of that run, for one test to resume."""
     return shutil.copytree(trained_once, tmp_path / "run")
+
+
+def test_a_task_without_training_pairs_is_refused_before_training(tmp_path):
+    """Without the check, the loop waits forever for a first batch that never comes."""
+    empty = TranslationTask("copy", {"train": [], "validation": [("a", "a")]}, Vocabulary("ab"), Vocabulary("ab"))
+    with pytest.raises(ValueError, match="task 'copy' has no training pairs"):
+        train(empty, TrainingConfig(max_steps=1), progress=False)
+
+
+def test_a_size_the_task_cannot_be_made_with_is_one_line_naming_it(tmp_path):
+    with pytest.raises(SystemExit, match=r"^error: train_size must be at least 1, got 0$"):
+        main(["train", "--task", "reverse", "--train-size", "0", "--max-steps", "1", "--out", str(tmp_path)])
 
 
 def resume(directory, *options) -> list[str]:

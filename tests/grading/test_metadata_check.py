@@ -8,8 +8,10 @@ import json
 from pathlib import Path
 
 import pytest
+from suite_layers import NBGRADER_MISSING
 
 pytestmark = pytest.mark.needs_nbgrader
+pytest.importorskip("nbgrader", reason=NBGRADER_MISSING)
 
 import nbformat  # noqa: E402
 from nbgrader.nbgraderformat import MetadataValidator, ValidationError  # noqa: E402

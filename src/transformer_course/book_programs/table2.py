@@ -40,7 +40,7 @@ import torch
 import torch.nn.functional as F
 from torch.utils.flop_counter import FlopCounterMode
 
-from ..data import PAD_ID, TranslationTask, bucketed_batches, load_task, make_batch
+from ..data import GENERATED_TASKS, PAD_ID, TranslationTask, bucketed_batches, load_task, make_batch
 from ..device import describe_machine
 from ..masks import padding_and_causal_mask, padding_mask
 from ..training.config import ModelConfig, TrainingConfig, recipe_for
@@ -48,7 +48,7 @@ from ..training.evaluation import evaluate, teacher_forced_loss
 from ..training.label_smoothing import LabelSmoothingLoss
 from ..training.loop import train
 from .record import write_record
-from .variations import BASE_MODEL, BASE_TRAINING, GENERATED_TASKS, check_same_settings, spread
+from .variations import BASE_MODEL, BASE_TRAINING, check_same_settings, spread
 
 
 @dataclasses.dataclass(frozen=True)

@@ -45,7 +45,7 @@ from pathlib import Path
 
 import torch
 
-from ..data import PAD_ID, TASKS, TranslationTask, load_task
+from ..data import GENERATED_TASKS, PAD_ID, TranslationTask, load_task
 from ..device import describe_machine, device_option, resolve_device
 from ..training.config import ModelConfig, TrainingConfig
 from ..training.evaluation import evaluate, teacher_forced_loss
@@ -349,9 +349,6 @@ def format_table(record: dict) -> str:
 
 
 # ---- the command --------------------------------------------------------------------------
-
-# The tasks built from a seed alone: one with options of its own (multi30k's --data) needs its files.
-GENERATED_TASKS = tuple(name for name, definition in TASKS.items() if not definition.options)
 
 
 def register(subcommands: argparse._SubParsersAction) -> None:

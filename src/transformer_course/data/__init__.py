@@ -29,6 +29,7 @@ from .numbers import (
 )
 from .subword import SubwordTokenizer, train_subword_tokenizer
 from .tasks import (
+    GENERATED_TASKS,
     TASKS,
     TaskDefinition,
     TaskOption,
@@ -53,6 +54,7 @@ __all__ = [
     "SPECIAL_TOKENS",
     "SubwordTokenizer",
     "train_subword_tokenizer",
+    "GENERATED_TASKS",
     "TASKS",
     "TaskDefinition",
     "TaskOption",

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import random
 
+from .pairs import check_split_sizes
+
 ONES = [
     "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
     "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen",
@@ -213,6 +215,7 @@ def number_splits(
     Returns:
         ``{"train": [...], "validation": [...], "test": [...]}``.
     """
+    check_split_sizes(train_size, validation_size, test_size)
     rng = random.Random(seed)
     held_out: dict[str, list[int]] = {}
     taken: set[int] = set()

@@ -176,18 +176,23 @@ class TaskDefinition:
         takes_tokenizer: ``build`` trains its tokenizer, and takes an already trained one as
             ``tokenizer=`` instead, so that a task rebuilt from a checkpoint keeps the token ids its
             model was trained with.
+        generated: ``build`` makes the pairs from a seed, with no files to read.
     """
 
     build: Callable[..., TranslationTask]
     options: tuple[TaskOption, ...] = ()
     takes_tokenizer: bool = False
+    generated: bool = False
 
+
+# The generated tasks' size: fewer training pairs make a quicker run, to try a setting or debug a model.
+TRAIN_SIZE = TaskOption("--train-size", "train_size", int, "how many training pairs to generate (default: the task's)")
 
 # Every task by name. A task's training recipe is in transformer_course.training.RECIPES, under the same name.
 TASKS: dict[str, TaskDefinition] = {
-    "numbers": TaskDefinition(numbers_task),
-    "copy": TaskDefinition(copy_task),
-    "reverse": TaskDefinition(reverse_task),
+    "numbers": TaskDefinition(numbers_task, options=(TRAIN_SIZE,), generated=True),
+    "copy": TaskDefinition(copy_task, options=(TRAIN_SIZE,), generated=True),
+    "reverse": TaskDefinition(reverse_task, options=(TRAIN_SIZE,), generated=True),
     "multi30k": TaskDefinition(
         multi30k_task,
         options=(
@@ -202,6 +207,8 @@ TASKS: dict[str, TaskDefinition] = {
         takes_tokenizer=True,
     ),
 }  # fmt: skip
+# The tasks built from a seed alone (the book's studies train on these).
+GENERATED_TASKS = tuple(name for name, definition in TASKS.items() if definition.generated)
 
 
 def task_definition(name: str) -> TaskDefinition:

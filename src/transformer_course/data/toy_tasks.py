@@ -14,7 +14,7 @@ import random
 import string
 from collections.abc import Callable
 
-from .pairs import Pair
+from .pairs import Pair, check_split_sizes
 
 
 def symbols(vocabulary_size: int) -> list[str]:
@@ -41,6 +41,7 @@ def sequence_task_splits(
         ``{"train": [(source, target), ...], "validation": [...], "test": [...]}``, with the
         symbols separated by spaces.
     """
+    check_split_sizes(train_size, validation_size, test_size)
     alphabet = symbols(vocabulary_size)
     possible = sum(vocabulary_size**length for length in range(1, max_length + 1))
     total = train_size + validation_size + test_size

@@ -261,7 +261,10 @@ def _resolve_settings(
     task_arguments = _task_arguments(arguments, task_name, resumed=saved is not None)
     if saved:
         return saved, saved.task(), model_config, training_config
-    task = load_task(task_name, **{"seed": training_config.seed, **recipe.task, **task_arguments})
+    try:
+        task = load_task(task_name, **{"seed": training_config.seed, **recipe.task, **task_arguments})
+    except ValueError as error:  # sizes the task cannot be made with
+        raise SystemExit(f"error: {error}") from None
     return saved, task, model_config, training_config
 
 

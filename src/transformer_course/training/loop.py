@@ -101,8 +101,9 @@ def train(
             (with the machine and the date) for records of the run.
 
     Raises:
-        ValueError: ``model`` does not match ``model_config``; :class:`~.checkpoint.CheckpointError`
-            (a ValueError): the resumed run is of another task or model architecture.
+        ValueError: ``task`` has no training pairs; ``model`` does not match ``model_config``;
+            :class:`~.checkpoint.CheckpointError` (a ValueError): the resumed run is of another task or
+            model architecture.
         NonFiniteLossError: the loss became NaN or infinite, or (:class:`NonFiniteGradientError`)
             its gradients did; the message says where, and which checkpoint is the last good one.
     """
@@ -158,6 +159,9 @@ class Trainer:
     def __init__(self, state: RunState, model: nn.Module | None, device: torch.device, group: ProcessGroup):
         self.state, self.device, self.group = state, device, group
         config, task = state.training_config, state.task
+        self.train_pairs = task.encode("train")
+        if len(self.train_pairs) == 0:  # no batch would ever come, and the loop would wait for one forever
+            raise ValueError(f"task {task.name!r} has no training pairs")
         torch.manual_seed(config.seed)
         if model is None:
             model = state.model_config.build(len(task.source_tokenizer), len(task.target_tokenizer))
@@ -179,7 +183,6 @@ class Trainer:
             warning = state.restore(self.model, self.optimizer, self.scheduler, self.scaler, group, device)
             if warning and group.is_main:
                 tqdm.write(warning, file=sys.stderr)
-        self.train_pairs = task.encode("train")
         self.train_lengths = self.train_pairs.longer_side_lengths()  # the longer side only: see data.batching
         self.callbacks: dict[str, list[Callable]] = defaultdict(list)
         self.loss, self.tokens, self.stopped_because = math.nan, 0, None  # of the last step, for the callbacks
