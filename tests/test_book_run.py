@@ -14,11 +14,19 @@ from transformer_course.book_programs import book_run as book_run_module
 from transformer_course.training import train
 
 # A plan of the same shape as the book's, small enough for a unit test: the copy task instead of the
-# numbers, and validations that decode a few examples only.
+# numbers, validations that decode a few examples only, and no learning curves drawn.
 TINY_PLAN = BookRunPlan(
     task=dict(name="copy", **TINY_TASK_ARGUMENTS),
     model=TINY_MODEL,
-    training=dict(warmup_steps=5, validate_every=100, validation_examples=4, log_every=2, max_tokens=256, device="cpu"),
+    training=dict(
+        warmup_steps=5,
+        validate_every=100,
+        validation_examples=4,
+        log_every=2,
+        max_tokens=256,
+        device="cpu",
+        curves=False,
+    ),
     steps=8,
     averaged_count=3,
     checkpoint_spacing=2,

@@ -10,8 +10,9 @@ from transformer_course.training.checkpoint import FORMAT_VERSION, Checkpoint, l
 
 def tiny_run(out_dir, steps: int) -> TrainingConfig:
     return TrainingConfig(
-        max_steps=steps, max_tokens=64, warmup_steps=5, validate_every=2, device="cpu", out_dir=str(out_dir)
-    )
+        max_steps=steps, max_tokens=64, warmup_steps=5, validate_every=2, device="cpu", out_dir=str(out_dir),
+        curves=False,
+    )  # fmt: skip
 
 
 @pytest.fixture(scope="module")

@@ -32,6 +32,7 @@ def test_train_prints_its_results_as_one_json_line_and_keeps_a_checkpoint(tmp_pa
         tmp_path,
         "--no-progress",
         *TINY_GENERATED_TASK_OPTIONS,
+        "--curves",
     )
     assert code == 0
     assert results["task"] == "reverse" and results["steps"] == 3 and results["stopped_because"] == "max_steps"

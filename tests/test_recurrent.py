@@ -85,7 +85,9 @@ def test_an_odd_width_is_refused_by_name():
 
 def test_the_training_loop_trains_it_from_a_model_config(tiny_task, tmp_path):
     config = dataclasses.replace(TINY_MODEL, architecture="gru")
-    settings = TrainingConfig(max_steps=60, max_tokens=64, warmup_steps=5, validate_every=30, out_dir=str(tmp_path))
+    settings = TrainingConfig(
+        max_steps=60, max_tokens=64, warmup_steps=5, validate_every=30, out_dir=str(tmp_path), curves=False
+    )
     result = train(tiny_task, settings, config, progress=False)
     assert isinstance(result.model, RecurrentEncoderDecoder)
     assert result.history["validation"][-1]["validation_loss"] < result.history["train"][0]["train_loss"] - 0.3

@@ -18,7 +18,9 @@ from transformer_course.training.checkpoint import FORMAT_VERSION, load_tensors,
 def trained_once(tiny_task, tiny_model, tmp_path_factory):
     """A run of 2 steps of the tiny copy task, trained once for the module."""
     directory = tmp_path_factory.mktemp("trained")
-    config = TrainingConfig(max_steps=2, max_tokens=64, validate_every=2, validation_examples=4, out_dir=str(directory))
+    config = TrainingConfig(
+        max_steps=2, max_tokens=64, validate_every=2, validation_examples=4, out_dir=str(directory), curves=False
+    )
     train(tiny_task, config, tiny_model, progress=False)
     return directory
 

@@ -43,9 +43,12 @@ def task(tiny_task):
 
 
 def tiny_run(out_dir, max_steps, **options):
+    """A tiny run's settings; without its curves unless asked (``curves=True``): drawing them costs more
+    than the run."""
     settings = dict(
-        max_steps=max_steps, max_tokens=64, warmup_steps=5, validate_every=4, log_every=2, out_dir=str(out_dir)
-    )
+        max_steps=max_steps, max_tokens=64, warmup_steps=5, validate_every=4, log_every=2, out_dir=str(out_dir),
+        curves=False,
+    )  # fmt: skip
     settings.update(options)
     return TrainingConfig(**settings)
 
@@ -171,7 +174,7 @@ def test_every_file_a_run_keeps_is_written_atomically(task, tmp_path, monkeypatc
     monkeypatch.setattr(
         checkpoint_module.os, "replace", lambda source, target: renamed.append(target) or replace(source, target)
     )
-    train(task, tiny_run(tmp_path, 2, validate_every=2), TINY, progress=False)
+    train(task, tiny_run(tmp_path, 2, validate_every=2, curves=True), TINY, progress=False)
     kept = {path.name for path in tmp_path.iterdir()}
     assert kept == {"checkpoint.pt", "history.json", "curves.png"}
     assert sorted(path.name for path in map(Path, renamed)) == sorted(kept)  # each through a temporary file
@@ -193,10 +196,15 @@ def test_training_lowers_the_validation_loss(task, tmp_path):
 
 
 def test_a_run_writes_its_checkpoint_history_and_curves(task, tmp_path):
-    result = train(task, tiny_run(tmp_path, 4), TINY, progress=False)
+    result = train(task, tiny_run(tmp_path, 4, curves=True), TINY, progress=False)
     assert result.checkpoint == tmp_path / "checkpoint.pt"
     assert {"checkpoint.pt", "history.json", "curves.png"} <= set(os.listdir(tmp_path))
     assert (tmp_path / "curves.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_a_run_without_curves_keeps_its_checkpoint_and_history_only(task, tmp_path):
+    train(task, tiny_run(tmp_path, 4, curves=False), TINY, progress=False)
+    assert set(os.listdir(tmp_path)) == {"checkpoint.pt", "history.json"}
 
 
 def _drawings(monkeypatch) -> list[int]:
@@ -213,14 +221,14 @@ def _drawings(monkeypatch) -> list[int]:
 
 def test_the_curves_are_drawn_when_the_run_stops_not_at_every_validation_of_a_short_run(task, tmp_path, monkeypatch):
     drawn = _drawings(monkeypatch)
-    train(task, tiny_run(tmp_path, 4, validate_every=1), TINY, progress=False)
+    train(task, tiny_run(tmp_path, 4, validate_every=1, curves=True), TINY, progress=False)
     assert drawn == [4], f"expected one drawing, after the 4th validation; drawn after {drawn}"
 
 
 def test_the_curves_follow_a_long_run_every_curves_seconds(task, tmp_path, monkeypatch):
     monkeypatch.setattr(callbacks_module, "CURVES_SECONDS", 0.0)
     drawn = _drawings(monkeypatch)
-    train(task, tiny_run(tmp_path, 3, validate_every=1), TINY, progress=False)
+    train(task, tiny_run(tmp_path, 3, validate_every=1, curves=True), TINY, progress=False)
     assert drawn == [1, 2, 3], f"expected a drawing at every validation once CURVES_SECONDS had passed; got {drawn}"
 
 

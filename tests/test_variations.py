@@ -2,6 +2,7 @@
 
 import json
 import statistics
+from pathlib import Path
 
 import pytest
 from tiny import TINY_MODEL, TINY_TASK_ARGUMENTS
@@ -11,6 +12,7 @@ from transformer_course.book_programs.variations import Variant, run_variations,
 from transformer_course.cli import main
 from transformer_course.data import copy_task
 
+RECORDS = Path(__file__).resolve().parents[1] / "book" / "records"
 TINY_TRAINING = {"max_tokens": 64, "warmup_steps": 5, "label_smoothing": 0.1}
 TINY_VARIANTS = [
     Variant("base", "base"),
@@ -146,3 +148,17 @@ def test_runs_in_worker_processes_score_as_runs_in_this_one(task, tmp_path):
         for seed, scores in entry["runs"].items():
             other = apart["variants"][name]["runs"][seed]
             assert (other["perplexity"], other["exact_match"]) == (scores["perplexity"], scores["exact_match"])
+
+
+@pytest.mark.parametrize(
+    "record, key",
+    [
+        ("table3-numbers.json", "base_training"),
+        ("table2-numbers.json", "training"),
+        ("table2-multi30k.json", "training"),
+    ],
+)
+def test_a_committed_study_keeps_the_training_settings_its_command_records(record, key):
+    """Else the command would refuse to extend the book's record, as made "with other settings"."""
+    stored = json.loads((RECORDS / record).read_text(encoding="utf-8"))["settings"][key]
+    assert set(variations.recorded_training(stored)) == set(stored)

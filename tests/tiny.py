@@ -15,8 +15,9 @@ TINY_MODEL = ModelConfig(d_model=16, num_heads=2, num_layers=1, d_ff=32, dropout
 # The same sizes as command-line options of `transformer-course train`.
 TINY_MODEL_OPTIONS = ["--d-model", "16", "--num-heads", "2", "--num-layers", "1", "--d-ff", "32"]
 TINY_TASK_ARGUMENTS = dict(seed=0, vocabulary_size=6, max_length=6, train_size=400, validation_size=40, test_size=40)
-# ... validated on a few examples: decoding the whole validation split is the slow part of a tiny run.
-TINY_COMMAND_OPTIONS = [*TINY_MODEL_OPTIONS, "--validation-examples", "8"]
+# ... validated on a few examples (decoding the whole validation split is the slow part of a tiny run),
+# without drawing the learning curves (which take longer than the run).
+TINY_COMMAND_OPTIONS = [*TINY_MODEL_OPTIONS, "--validation-examples", "8", "--no-curves"]
 # ... and, for a generated task (copy, reverse), as many training pairs as the tiny task: generating and
 # encoding the task's default 20,000 took a third of each command.
 TINY_GENERATED_TASK_OPTIONS = [*TINY_COMMAND_OPTIONS, "--train-size", str(TINY_TASK_ARGUMENTS["train_size"])]

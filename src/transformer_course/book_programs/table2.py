@@ -48,7 +48,7 @@ from ..training.evaluation import evaluate, teacher_forced_loss
 from ..training.label_smoothing import LabelSmoothingLoss
 from ..training.loop import train
 from .record import write_record
-from .variations import BASE_MODEL, BASE_TRAINING, check_same_settings, spread
+from .variations import BASE_MODEL, BASE_TRAINING, check_same_settings, recorded_training, spread
 
 
 @dataclasses.dataclass(frozen=True)
@@ -148,7 +148,7 @@ def run_table2(
     settings = {
         "task": {"name": task.name, "arguments": _portable(task.arguments)},
         "minutes": minutes,
-        "training": {key: value for key, value in TrainingConfig(**training).to_dict().items() if key != "seed"},
+        "training": recorded_training(training),
         "models": {name: config.to_dict() for name, config in architectures.items()},
     }
     out = Path(out)

@@ -198,7 +198,7 @@ def run_variations(
         "task": {"name": task.name, "arguments": task.arguments},
         "steps": steps,
         "base_model": base_model.to_dict(),
-        "base_training": {key: value for key, value in TrainingConfig(**training).to_dict().items() if key != "seed"},
+        "base_training": recorded_training(training),
         "scores": "validation split: perplexity = exp(cross-entropy per target token, teacher forcing, no label "
         "smoothing); exact_match = % of greedy translations equal to the reference",
     }
@@ -250,6 +250,12 @@ def _open_record(path: Path, settings: dict, variants: list[Variant]) -> dict:
         stored["paper"] = None if variant.paper is None else vars(variant.paper)
     record["variants"] = dict(sorted(record["variants"].items(), key=lambda item: ROWS.index(item[1]["row"])))
     return record
+
+
+def recorded_training(training: dict) -> dict:
+    """The training settings a study's record keeps: those its scores depend on and every run shares
+    (each run has its own seed; whether a run draws its learning curves changes no score)."""
+    return {key: value for key, value in TrainingConfig(**training).to_dict().items() if key not in ("seed", "curves")}
 
 
 def check_same_settings(stored: dict, settings: dict, path: Path) -> None:

@@ -3,8 +3,9 @@
 * :class:`LogProgress`: a point of the training-loss curve every ``log_every`` steps, and a tqdm bar;
 * :class:`ValidateAndCheckpoint`: every ``validate_every`` steps and when the run stops, the
   validation loss and score, then the checkpoint and ``history.json`` in ``out_dir``, and
-  ``curves.png`` when the run stops or :data:`CURVES_SECONDS` have passed since it was last drawn
-  (each written atomically), never from parameters or a validation loss that are not finite.
+  ``curves.png`` (unless the config's ``curves`` is off) when the run stops or :data:`CURVES_SECONDS`
+  have passed since it was last drawn (each written atomically), never from parameters or a
+  validation loss that are not finite.
 
 Each has a method per event it handles (``on_train_start``, ``on_batch_end``, ``on_train_end``),
 called with the trainer; :meth:`~.loop.Trainer.add_callbacks` registers them.
@@ -110,6 +111,8 @@ class ValidateAndCheckpoint:
         checkpoint.save(state.checkpoint_path)
         state.saved_step = state.step
         write_text_atomically(state.out_dir / "history.json", json.dumps(state.history, indent=1))
+        if not config.curves:
+            return
         if trainer.stopped_because is not None or seconds - self.curves_drawn_at >= CURVES_SECONDS:
             self._draw_curves(state)
             self.curves_drawn_at = seconds

@@ -48,6 +48,7 @@ OPTION_NAMES = {"out_dir": "out"}
 COMMAND_LINE_HELP = {
     "out_dir": "directory for checkpoint.pt, history.json, curves.png (default: runs/TASK)",
     "seed": "seeds the data, the initialisation, dropout and the batch order (default 0)",
+    "curves": "draw the learning curves into curves.png in --out as the run goes (default: on)",
 }
 
 

@@ -106,6 +106,8 @@ class TrainingConfig:
             train`` also builds a new run's data with it; ``variations`` keeps the data of seed 0).
         device: ``"auto"`` (a GPU if there is one), ``"cpu"``, ``"cuda"``, ``"cuda:1"`` …
         out_dir: where ``checkpoint.pt``, ``history.json`` and ``curves.png`` go (``None``: nowhere).
+        curves: draw the learning curves into ``out_dir/curves.png`` as the run goes (a drawing
+            costs about a fifth of a second: a program that trains many short runs may leave it out).
     """
 
     minutes: float | None = None
@@ -121,6 +123,7 @@ class TrainingConfig:
     seed: int = 0
     device: str = "auto"
     out_dir: str | None = None
+    curves: bool = True
 
     def __post_init__(self):
         if self.minutes is None and self.max_steps is None:
