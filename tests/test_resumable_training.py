@@ -223,6 +223,8 @@ def test_the_loss_scale_is_removed_before_the_learners_code_sees_the_gradients()
         assert torch.equal(scaled[name], gradient), name  # times 2^10, then divided by it: exactly the same
 
 
+# The skipped update is the point: PyTorch then warns that the schedule stepped without the optimizer.
+@pytest.mark.filterwarnings("ignore:Detected call of `lr_scheduler.step\\(\\)` before `optimizer.step\\(\\)`")
 def test_an_update_whose_scaled_gradients_overflow_is_skipped(tmp_path, monkeypatch):
     model, optimizer, scheduler = fresh()
     before = {name: weight.clone() for name, weight in model.state_dict().items()}
