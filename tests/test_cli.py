@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from tiny import TINY_COMMAND_OPTIONS, TINY_GENERATED_TASK_OPTIONS, run_command, tiny_task
+from tiny import TINY_COMMAND_OPTIONS, TINY_GENERATED_TASK_OPTIONS, run_command, tiny_task, train_tiny
 
 from transformer_course.cli import build_parser, main
 from transformer_course.training import (
@@ -21,19 +21,7 @@ from transformer_course.training import commands as training_commands
 
 
 def test_train_prints_its_results_as_one_json_line_and_keeps_a_checkpoint(tmp_path, capsys):
-    code, results = run_command(
-        capsys,
-        "train",
-        "--task",
-        "reverse",
-        "--max-steps",
-        3,
-        "--out",
-        tmp_path,
-        "--no-progress",
-        *TINY_GENERATED_TASK_OPTIONS,
-        "--curves",
-    )
+    code, results = train_tiny(capsys, "reverse", 3, tmp_path, "--curves")
     assert code == 0
     assert results["task"] == "reverse" and results["steps"] == 3 and results["stopped_because"] == "max_steps"
     assert 0 <= results["validation_exact_match"] <= 100 and results["checkpoint"] == str(tmp_path / "checkpoint.pt")
@@ -41,18 +29,7 @@ def test_train_prints_its_results_as_one_json_line_and_keeps_a_checkpoint(tmp_pa
 
 
 def test_evaluate_decodes_the_test_split_and_prints_its_scores(tmp_path, capsys):
-    run_command(
-        capsys,
-        "train",
-        "--task",
-        "copy",
-        "--max-steps",
-        2,
-        "--out",
-        tmp_path,
-        "--no-progress",
-        *TINY_GENERATED_TASK_OPTIONS,
-    )
+    train_tiny(capsys, "copy", 2, tmp_path)
     code, results = run_command(capsys, "evaluate", tmp_path / "checkpoint.pt", "--limit", 50, "--beam", 2)
     assert code == 0
     assert (
@@ -126,20 +103,7 @@ def test_a_budget_is_required(tmp_path, capsys):
 
 
 def test_the_results_line_reports_the_last_training_loss_even_before_the_first_log_interval(tmp_path, capsys):
-    _, results = run_command(
-        capsys,
-        "train",
-        "--task",
-        "copy",
-        "--max-steps",
-        2,
-        "--log-every",
-        50,
-        "--out",
-        tmp_path,
-        "--no-progress",
-        *TINY_GENERATED_TASK_OPTIONS,
-    )
+    _, results = train_tiny(capsys, "copy", 2, tmp_path, "--log-every", 50)
     assert results["train_loss"] > 0
 
 

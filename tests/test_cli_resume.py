@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 import torch
-from tiny import TINY_COMMAND_OPTIONS, TINY_GENERATED_TASK_OPTIONS, run_command
+from tiny import TINY_COMMAND_OPTIONS, run_command, train_tiny
 
 from transformer_course.cli import main
 from transformer_course.data import tasks as tasks_module
@@ -15,20 +15,7 @@ from transformer_course.training import SavedRun, load_checkpoint, train
 
 
 def test_resume_takes_every_option_not_given_from_the_checkpoint(tmp_path, capsys):
-    run_command(
-        capsys,
-        "train",
-        "--task",
-        "copy",
-        "--max-steps",
-        2,
-        "--out",
-        tmp_path,
-        "--no-progress",
-        "--warmup-steps",
-        7,
-        *TINY_GENERATED_TASK_OPTIONS,
-    )
+    train_tiny(capsys, "copy", 2, tmp_path, "--warmup-steps", 7)
     code, results = run_command(capsys, "train", "--resume", "--max-steps", 4, "--out", tmp_path, "--no-progress")
     assert code == 0 and results["task"] == "copy" and results["steps"] == 4
     saved = load_checkpoint(tmp_path / "checkpoint.pt")
@@ -37,18 +24,7 @@ def test_resume_takes_every_option_not_given_from_the_checkpoint(tmp_path, capsy
 
 
 def test_resuming_a_run_of_another_task_is_refused(tmp_path, capsys):
-    run_command(
-        capsys,
-        "train",
-        "--task",
-        "copy",
-        "--max-steps",
-        1,
-        "--out",
-        tmp_path,
-        "--no-progress",
-        *TINY_GENERATED_TASK_OPTIONS,
-    )
+    train_tiny(capsys, "copy", 1, tmp_path)
     with pytest.raises(SystemExit, match="holds a copy run, not reverse"):
         main(["train", "--task", "reverse", "--resume", "--max-steps", "2", "--out", str(tmp_path)])
 
@@ -73,10 +49,7 @@ def test_resuming_a_multi30k_run_reuses_the_checkpoints_bpe_vocabulary_instead_o
 
 
 def test_a_resumed_command_and_a_resumed_train_call_continue_a_run_alike(tmp_path, capsys):
-    run_command(
-        capsys, "train", "--task", "copy", "--max-steps", 2, "--validate-every", 2, "--out", tmp_path / "command",
-        "--no-progress", *TINY_GENERATED_TASK_OPTIONS,
-    )  # fmt: skip
+    train_tiny(capsys, "copy", 2, tmp_path / "command", "--validate-every", 2)
     shutil.copytree(tmp_path / "command", tmp_path / "call")
     run_command(capsys, "train", "--resume", "--max-steps", 4, "--out", tmp_path / "command", "--no-progress")
     saved = SavedRun.read(tmp_path / "call")
@@ -90,18 +63,7 @@ def test_a_resumed_command_and_a_resumed_train_call_continue_a_run_alike(tmp_pat
 
 
 def test_a_resumed_run_keeps_standard_output_for_its_results_line_alone(tmp_path, capsys):
-    run_command(
-        capsys,
-        "train",
-        "--task",
-        "copy",
-        "--max-steps",
-        1,
-        "--out",
-        tmp_path,
-        "--no-progress",
-        *TINY_GENERATED_TASK_OPTIONS,
-    )
+    train_tiny(capsys, "copy", 1, tmp_path)
     main(["train", "--resume", "--max-steps", "2", "--out", str(tmp_path)])
     captured = capsys.readouterr()
     lines = captured.out.strip().splitlines()

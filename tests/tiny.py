@@ -29,6 +29,13 @@ def tiny_task() -> TranslationTask:
     return copy_task(**TINY_TASK_ARGUMENTS)
 
 
+def train_tiny(capsys, task: str, steps: int, out, *options) -> tuple[int, dict]:
+    """``transformer-course train`` of the tiny model on the generated ``task`` for ``steps`` steps into ``out``,
+    with any further ``options``: its exit code and its results line."""
+    argv = ["train", "--task", task, "--max-steps", steps, "--out", out, "--no-progress", *TINY_GENERATED_TASK_OPTIONS]
+    return run_command(capsys, *argv, *options)
+
+
 def run_command(capsys, *argv) -> tuple[int, dict]:
     """Run ``transformer-course *argv`` in this process: its exit code and its last line of output, as JSON."""
     code = main([str(argument) for argument in argv])

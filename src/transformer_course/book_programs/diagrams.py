@@ -212,7 +212,7 @@ def draw_figure_1(
     if ax is None:
         _, ax = plt.subplots(figsize=(8.2, 7.4))
     encoder_x, decoder_x = 0.27, 0.73
-    columns = (_encoder_boxes(encoder_x, said), _decoder_boxes(decoder_x, said))
+    columns = (_column_boxes(ENCODER_COLUMN, encoder_x, said), _column_boxes(DECODER_COLUMN, decoder_x, said))
     for column in columns:
         for lower, upper in zip(column, column[1:]):
             _arrow(ax, (lower.x, lower.y + 0.025), (upper.x, upper.y - 0.025))
@@ -228,32 +228,33 @@ def draw_figure_1(
     return ax
 
 
-def _encoder_boxes(x: float, said: dict[str, str]) -> list[_Box]:
-    return [
-        _Box("source tokens", said["source tokens"], x, 0.04),
-        _Box("source embedding", said["source embedding"], x, 0.13),
-        _Box("source positions", said["source positions"], x, 0.22),
-        _Box("encoder self-attention", said["encoder self-attention"], x, 0.34),
-        _Box("encoder add & norm 1", said["add & norm"], x, 0.42),
-        _Box("encoder feed-forward", said["feed-forward"], x, 0.50),
-        _Box("encoder add & norm 2", said["add & norm"], x, 0.58),
-    ]
+# Figure 1's two columns, bottom to top: each box's key, the entry of WORDS that labels it, and its height.
+ENCODER_COLUMN = [
+    ("source tokens", "source tokens", 0.04),
+    ("source embedding", "source embedding", 0.13),
+    ("source positions", "source positions", 0.22),
+    ("encoder self-attention", "encoder self-attention", 0.34),
+    ("encoder add & norm 1", "add & norm", 0.42),
+    ("encoder feed-forward", "feed-forward", 0.50),
+    ("encoder add & norm 2", "add & norm", 0.58),
+]
+DECODER_COLUMN = [
+    ("target tokens", "target tokens", 0.04),
+    ("target embedding", "target embedding", 0.13),
+    ("target positions", "target positions", 0.22),
+    ("decoder self-attention", "decoder self-attention", 0.34),
+    ("decoder add & norm 1", "add & norm", 0.42),
+    ("cross-attention", "cross-attention", 0.50),
+    ("decoder add & norm 2", "add & norm", 0.58),
+    ("decoder feed-forward", "feed-forward", 0.66),
+    ("decoder add & norm 3", "add & norm", 0.74),
+    ("output projection", "output projection", 0.86),
+    ("softmax", "softmax", 0.95),
+]
 
 
-def _decoder_boxes(x: float, said: dict[str, str]) -> list[_Box]:
-    return [
-        _Box("target tokens", said["target tokens"], x, 0.04),
-        _Box("target embedding", said["target embedding"], x, 0.13),
-        _Box("target positions", said["target positions"], x, 0.22),
-        _Box("decoder self-attention", said["decoder self-attention"], x, 0.34),
-        _Box("decoder add & norm 1", said["add & norm"], x, 0.42),
-        _Box("cross-attention", said["cross-attention"], x, 0.50),
-        _Box("decoder add & norm 2", said["add & norm"], x, 0.58),
-        _Box("decoder feed-forward", said["feed-forward"], x, 0.66),
-        _Box("decoder add & norm 3", said["add & norm"], x, 0.74),
-        _Box("output projection", said["output projection"], x, 0.86),
-        _Box("softmax", said["softmax"], x, 0.95),
-    ]
+def _column_boxes(column: list[tuple[str, str, float]], x: float, said: dict[str, str]) -> list[_Box]:
+    return [_Box(key, said[word], x, y) for key, word, y in column]
 
 
 def _draw_residual_connections(ax: Axes, column: list[_Box]) -> None:

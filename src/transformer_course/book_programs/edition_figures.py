@@ -24,6 +24,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 import functools
+import io
 from collections.abc import Callable
 
 from .editions import LANGUAGES
@@ -72,8 +73,6 @@ def font_for(language: str) -> str | None:
 def png_in_every_language(draw: Callable, *arguments, **settings) -> dict[str, bytes]:
     """``draw(*arguments, **settings, language=...)`` as PNG, by language: English, then every edition's
     language whose font is installed. ``draw`` returns a matplotlib Figure, Axes or a tuple of Axes."""
-    import io
-
     import matplotlib.pyplot as plt
 
     pictures = {}
