@@ -27,6 +27,15 @@ c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedb
 # Restore grade cells a learner deleted, and grade with the original test code.
 c.OverwriteCells.add_missing_cells = True
 
+# Generating an assignment, by `transformer-course release` or by nbgrader itself (formgrader's
+# "Generate" button), ends with the course's own step: the setup cell first, and the Chinese notebook
+# beside the English one (transformer_course/grading/release.py).
+from nbgrader.converters import GenerateAssignment  # noqa: E402
+
+from transformer_course.grading.release import LearnerNotebook  # noqa: E402
+
+c.GenerateAssignment.preprocessors = [*GenerateAssignment.class_traits()["preprocessors"].default(), LearnerNotebook]
+
 # Grading runs every submission's code in a sandbox and judges the hidden tests in the grader's own
 # process (transformer_course/grading/sandboxed_run.py), and it keeps the manual scores an instructor
 # reviewed (transformer_course/grading/gradebook.py): nbgrader's own autograde steps, with those two
@@ -43,5 +52,17 @@ c.Autograde.autograde_preprocessors = [
 ]
 
 # Feedback pages render Markdown through a sanitiser (transformer_course/grading/feedback.py): a
-# learner's Markdown may hold scripts, event handlers or javascript: links.
+# learner's Markdown may hold scripts, event handlers or javascript: links; its math becomes MathML,
+# which a browser shows without MathJax or a network.
 c.HTMLExporter.filters = {"markdown2html": "transformer_course.grading.feedback.safe_markdown2html"}
+
+# The feedback page shows every point: a written answer nobody has graded yet says so (nbgrader's page
+# shows 0), the bonus apart; and it shows no instructor-only review. `nbgrader generate_feedback` and
+# `transformer-course feedback` make the same page (transformer_course/grading/templates/course_feedback/).
+from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor  # noqa: E402
+
+from transformer_course.grading import feedback  # noqa: E402
+
+c.GenerateFeedback.preprocessors = [feedback.GetGradesAndPending, CSSHTMLHeaderPreprocessor]
+c.GenerateFeedback.HTMLExporter.template_name = feedback.TEMPLATE_NAME
+c.GenerateFeedback.HTMLExporter.extra_template_basedirs = [str(feedback.TEMPLATE_DIRECTORY)]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from grading_support import (
     CLASS_LIMITS,
+    REPOSITORY,
     assignments,
     exercise_notebook,
     full_marks,
@@ -14,6 +15,8 @@ from grading_support import (
     solution_notebook,
     write_submissions,
 )
+
+from transformer_course.grading.course import Course
 
 pytestmark = [pytest.mark.needs_nbgrader, pytest.mark.needs_bwrap]  # grade in the sandbox
 
@@ -45,8 +48,21 @@ def test_solution_scores_full_marks(graded_class, assignment):
     result = graded_class["solution"]
     expected = full_marks(assignment)
     assert result.status == "graded", result.message
-    assert result.max_score >= expected > 0 and result.score == expected, (
+    assert expected > 0 and result.score == expected, (
         f"{result.score} of {result.max_score}, expected {expected} (the test cells' points)"
+    )
+
+
+def test_max_score_is_the_core_and_the_bonus_is_extra_credit(graded_class, assignment):
+    result = graded_class["solution"]
+    bonus = set(Course(REPOSITORY).policy(assignment).bonus)
+    cells = [cell["metadata"]["nbgrader"] for cell in solution_notebook(assignment)["cells"]]
+    graded = [cell for cell in cells if cell.get("grade")]
+    core = sum(cell["points"] for cell in graded if cell["grade_id"] not in bonus)
+    # the bonus a solution earns before an instructor grades its written answers: the bonus test cells'
+    bonus_in_tests = sum(cell["points"] for cell in graded if cell["grade_id"] in bonus and not cell.get("solution"))
+    assert (result.max_score, result.bonus_score) == (core, bonus_in_tests), (
+        f"max_score {result.max_score}, bonus_score {result.bonus_score}; expected {core} and {bonus_in_tests}"
     )
 
 

@@ -218,3 +218,30 @@ def test_a_sandbox_cgroup_holds_a_cpu_quota_of_the_limit(tmp_path):
         assert values == ["100000"], f"expected one quota of one core (100000 us per 100000 us), got {values}"
     finally:
         cgroup.remove()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "2026-11-20 12:00:00.000000 UTC",  # nbgrader submit's own format
+        "2026-11-20 12:00:00.000000",  # without the zone: UTC
+        "2026-11-20T12:00:00Z",
+        "2026-11-20 13:00:00.000000 +0100",  # nbgrader with a numeric zone
+        "2026-11-20 13:00:00+01:00",
+        "2026-11-20 07:00:00.000000 America/New_York",  # Exchange.timezone set to a named zone
+    ],
+)
+def test_every_form_of_nbgraders_timestamp_is_read_as_the_same_moment(text):
+    from datetime import datetime, timezone
+
+    from transformer_course.grading.intake import parse_submission_time
+
+    assert parse_submission_time(text) == datetime(2026, 11, 20, 12, 0, tzinfo=timezone.utc), text
+
+
+@pytest.mark.parametrize("text", ["yesterday", "2026-11-20 12:00:00 Mars/Olympus", "$(date)", "2026-13-45 12:00"])
+def test_a_timestamp_that_is_no_time_is_refused(text):
+    from transformer_course.grading.intake import parse_submission_time
+
+    with pytest.raises(ValueError):
+        parse_submission_time(text)

@@ -1,4 +1,5 @@
-"""``transformer-course release | autograde | check`` (registered by :mod:`transformer_course.cli`).
+"""``transformer-course release | autograde | grades | feedback | publish | check`` (registered by
+:mod:`transformer_course.cli`).
 
 nbgrader and the Jupyter machinery are imported when one of these commands runs, not when the
 command line starts: ``transformer-course train`` works where only the package is installed
@@ -22,6 +23,12 @@ from .limits import GradingLimits
 
 def register(subcommands: argparse._SubParsersAction) -> None:
     """Add the grading commands to the ``transformer-course`` parser."""
+    _register_release_and_autograde(subcommands)
+    _register_check(subcommands)
+    _register_after_grading(subcommands)
+
+
+def _register_release_and_autograde(subcommands: argparse._SubParsersAction) -> None:
     parser = subcommands.add_parser("release", help="regenerate exercises/ from solutions/ (instructors)")
     parser.add_argument("assignment", nargs="?", help="assignment to release, e.g. 01-attention (default: all)")
     parser.add_argument("--course-root", type=Path, help="course directory (default: found from the working directory)")
@@ -48,13 +55,13 @@ def register(subcommands: argparse._SubParsersAction) -> None:
         help="run the submissions on the workers of this Dask scheduler (default: worker processes on this machine)",
     )
     parser.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar over the class")
-    for limit in fields(GradingLimits):
-        parser.add_argument(
-            f"--{limit.name.replace('_', '-')}",
-            type=int,
-            default=limit.default,
-            help=f"{limit.metadata['help']} (default: %(default)s)",
-        )
+    parser.add_argument(
+        "--fresh",
+        action="store_true",
+        help="write only this run's students to --out (default: every student of the assignment, this run's rows "
+        "updated and the others kept as the gradebook has them)",
+    )
+    _add_limits(parser)
     parser.add_argument(
         "--no-sandbox",
         dest="sandbox",
@@ -66,25 +73,80 @@ def register(subcommands: argparse._SubParsersAction) -> None:
     parser.add_argument("--course-root", type=Path, help="course directory (default: found from the working directory)")
     parser.set_defaults(run=run_autograde)
 
+
+def _register_check(subcommands: argparse._SubParsersAction) -> None:
     parser = subcommands.add_parser(
         "check",
         help="run a notebook's visible tests and show which pass (learners); "
         "with --sandbox, test that autograde can run notebooks here (instructors)",
     )
     parser.add_argument("notebook", type=Path, nargs="?", help="your notebook, e.g. attention.ipynb")
-    parser.add_argument("--cell-timeout", type=int, default=600, help=f"{_help('cell_timeout')} (default: %(default)s)")
     parser.add_argument(
         "--sandbox",
         action="store_true",
         help="instead of a notebook, check that the grader's sandbox starts a kernel that imports the course, "
-        "as autograde does before its first submission",
+        "as autograde does before its first submission, with the same limits (the options below)",
     )
+    _add_limits(parser, cell_timeout=600)
     parser.set_defaults(run=run_check)
 
 
-def _help(limit: str) -> str:
-    """What the field ``limit`` of :class:`GradingLimits` means."""
-    return {field.name: field for field in fields(GradingLimits)}[limit].metadata["help"]
+def _register_after_grading(subcommands: argparse._SubParsersAction) -> None:
+    """The instructor's commands after autograde: grades, feedback, publish."""
+    parser = subcommands.add_parser(
+        "grades", help="write grades.csv again from the gradebook, written answers' scores included (instructors)"
+    )
+    parser.add_argument("assignment", help="e.g. 01-attention")
+    parser.add_argument(
+        "--out", type=Path, default=Path("grades.csv"), help="grades CSV to write (default: grades.csv)"
+    )
+    _add_gradebook_options(parser)
+    parser.set_defaults(run=run_grades)
+
+    parser = subcommands.add_parser(
+        "feedback",
+        help="make the feedback pages again from the gradebook, written answers' scores included (instructors)",
+    )
+    parser.add_argument("assignment", help="e.g. 01-attention")
+    parser.add_argument(
+        "--zip",
+        type=Path,
+        metavar="DIR",
+        help="also write DIR/<student_id>.zip of each student's pages (an LMS's upload)",
+    )
+    _add_gradebook_options(parser)
+    parser.set_defaults(run=run_feedback)
+
+    parser = subcommands.add_parser(
+        "publish",
+        help="write the learners' copy of the course into DIR: book, exercises and package, without solutions/ or "
+        "hidden tests (instructors)",
+    )
+    parser.add_argument("directory", type=Path, help="an empty or new folder (e.g. a clone of the public repository)")
+    parser.add_argument("--course-root", type=Path, help="course directory (default: found from the working directory)")
+    parser.set_defaults(run=run_publish)
+
+
+def _add_limits(parser: argparse.ArgumentParser, **defaults: int) -> None:
+    """An option for every field of :class:`GradingLimits`, with its default (or the one given here)."""
+    for limit in fields(GradingLimits):
+        parser.add_argument(
+            f"--{limit.name.replace('_', '-')}",
+            type=int,
+            default=defaults.get(limit.name, limit.default),
+            help=f"{limit.metadata['help']} (default: %(default)s)",
+        )
+
+
+def _add_gradebook_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--db-url", help="SQLAlchemy URL of the gradebook (default: sqlite gradebook.db in the course root)"
+    )
+    parser.add_argument("--course-root", type=Path, help="course directory (default: found from the working directory)")
+
+
+def _limits(arguments: argparse.Namespace) -> GradingLimits:
+    return GradingLimits(**{limit.name: getattr(arguments, limit.name) for limit in fields(GradingLimits)})
 
 
 @contextmanager
@@ -133,7 +195,7 @@ def run_release(arguments: argparse.Namespace) -> int:
 
 
 def run_autograde(arguments: argparse.Namespace) -> int:
-    limits = GradingLimits(**{limit.name: getattr(arguments, limit.name) for limit in fields(GradingLimits)})
+    limits = _limits(arguments)
     with _user_errors():
         from .autograde import autograde
 
@@ -145,15 +207,12 @@ def run_autograde(arguments: argparse.Namespace) -> int:
             limits=limits,
             db_url=arguments.db_url,
             out=arguments.out,
+            fresh=arguments.fresh,
             sandbox=arguments.sandbox,
             scheduler=arguments.scheduler,
             progress=arguments.progress,
         )
-    for result in results:
-        score = "-" if result.score is None else f"{result.score:g}/{result.max_score:g}"
-        print(f"{result.student_id:<24} {score:>9}  {result.status:<16} {result.message}")
-        if result.review:
-            print(f"{'':<24} {'':>9}  {'review':<16} {result.review}")
+    _print_rows(results)
     counts = Counter(result.status for result in results)
     print(
         ", ".join(f"{count} {status}" for status, count in sorted(counts.items()))
@@ -162,9 +221,71 @@ def run_autograde(arguments: argparse.Namespace) -> int:
     return 0
 
 
+def _print_rows(results) -> None:
+    """One line per student: score out of the core maximum, bonus and pending points where there are any."""
+    for result in results:
+        score = "-" if result.score is None else f"{result.score:g}/{result.max_score:g}"
+        extra = []
+        if result.bonus_score:
+            extra.append(f"bonus {result.bonus_score:g}")
+        if result.pending_manual_points:
+            extra.append(f"{result.pending_manual_points:g} to grade by hand")
+        message = "; ".join(filter(None, [result.message, *extra]))
+        print(f"{result.student_id:<24} {score:>9}  {result.status:<16} {message}")
+        if result.review:
+            print(f"{'':<24} {'':>9}  {'review':<16} {result.review}")
+
+
+def run_grades(arguments: argparse.Namespace) -> int:
+    with _user_errors():
+        from .report import class_rows, write_csv
+
+        course = _course(arguments)
+        course.check_assignment(arguments.assignment)
+        rows = class_rows(
+            course.root,
+            course.course_id,
+            arguments.assignment,
+            arguments.db_url or course.default_db_url,
+            course.bonus_cells(arguments.assignment),
+        )
+        write_csv(rows, arguments.out)
+    _print_rows(rows)
+    print(f"{len(rows)} students; grades written to {arguments.out}")
+    return 0
+
+
+def run_feedback(arguments: argparse.Namespace) -> int:
+    with _user_errors():
+        from .feedback import write_class_feedback, zip_feedback
+
+        course = _course(arguments)
+        course.check_assignment(arguments.assignment)
+        problems = write_class_feedback(course, arguments.assignment, arguments.db_url or course.default_db_url)
+        archives = zip_feedback(course, arguments.assignment, arguments.zip) if arguments.zip else []
+    for student_id, problem in problems.items():
+        print(f"{student_id:<24} {problem or 'feedback written'}")
+    where = course.feedback_directory / "<student_id>" / arguments.assignment
+    print(
+        f"{len(problems)} students' feedback in {where}"
+        + (f"; {len(archives)} archives in {arguments.zip}" if arguments.zip else "")
+    )
+    return 0
+
+
+def run_publish(arguments: argparse.Namespace) -> int:
+    with _user_errors():
+        from .publish import publish
+
+        course = _course(arguments)
+        written = publish(course, arguments.directory)
+    print(f"published {len(written)} files to {arguments.directory}: no solutions, hidden tests or model answers")
+    return 0
+
+
 def run_check(arguments: argparse.Namespace) -> int:
     if arguments.sandbox:
-        return run_sandbox_check()
+        return run_sandbox_check(_limits(arguments))
     if arguments.notebook is None:
         raise SystemExit("error: name the notebook to check (transformer-course check attention.ipynb), or --sandbox")
     with _user_errors():
@@ -175,20 +296,19 @@ def run_check(arguments: argparse.Namespace) -> int:
     return 0 if report.tests and all(result.passed for result in report.tests) else 1
 
 
-def run_sandbox_check() -> int:
+def run_sandbox_check(limits: GradingLimits) -> int:
     """The grader's self-test, for an instructor before the deadline: one line saying whether it passed."""
     with _user_errors():
         import tempfile
 
-        from .execute import self_test
         from .redaction import redacted_package
         from .sandbox import check_bubblewrap
+        from .self_test import diagnosed_self_test
 
         check_bubblewrap()
-        limits = GradingLimits()
         with tempfile.TemporaryDirectory(prefix="sandbox-check-") as scratch:
             package = redacted_package([], Path(scratch) / "package")
-            problem = self_test(package, limits, True, Path(scratch) / "self-test")
+            problem = diagnosed_self_test(package, limits, True, Path(scratch) / "self-test")
     if problem is not None:
         raise SystemExit(f"error: {problem}")
     print("the sandbox works: a kernel started in it and imported the course package")

@@ -135,8 +135,34 @@ class Course:
         }
 
     def policy(self, assignment: str) -> GradingPolicy:
-        """What the grader needs to know about ``assignment`` (``solutions/<assignment>/grading.yml``)."""
-        return GradingPolicy.from_file(self.source_directory / assignment / POLICY_FILE)
+        """What the grader needs to know about ``assignment`` (``solutions/<assignment>/grading.yml``).
+
+        Raises:
+            CourseError: the file is not valid YAML or not a grading policy (the message names it).
+        """
+        try:
+            return GradingPolicy.from_file(self.source_directory / assignment / POLICY_FILE)
+        except (ValueError, yaml.YAMLError) as error:
+            raise CourseError(" ".join(str(error).split())) from None
+
+    def bonus_cells(self, assignment: str) -> set[str]:
+        """The grade_ids of ``assignment``'s bonus cells (``bonus:`` in its ``grading.yml``), each checked to be a
+        graded cell of its source notebooks.
+
+        Raises:
+            CourseError: ``grading.yml`` names a cell the notebooks do not grade.
+        """
+        bonus = set(self.policy(assignment).bonus)
+        graded = {
+            cell["metadata"]["nbgrader"]["grade_id"]
+            for path in self.source_notebooks(assignment)
+            for cell in read_json_notebook(path).get("cells", [])
+            if cell.get("metadata", {}).get("nbgrader", {}).get("grade")
+        }
+        if bonus - graded:
+            unknown = ", ".join(sorted(bonus - graded))
+            raise CourseError(f"{assignment}/grading.yml: bonus names {unknown}, which no graded cell of it is")
+        return bonus
 
     def notebook_catalogs(self, assignment: str, notebook: str) -> dict[str, Path]:
         """language → the catalog that translates the learner notebook ``notebook`` (its name without ``.ipynb``):

@@ -1,67 +1,211 @@
-"""Feedback pages: nbgrader's HTML for each graded submission, safe to open, with the review on top.
+"""Feedback pages: nbgrader's HTML for each graded submission, safe to open, every point shown, offline.
 
 nbgrader's ``GenerateFeedback`` converter renders each autograded notebook in the grader's process,
-as soon as its grades are recorded (so that the class's pages are made while the next submissions run,
-not one after another at the end). What the page shows of the
-learner's work is made harmless before it becomes HTML: the kernel's outputs keep only text and
-images whose data is plain base64 (:mod:`transformer_course.grading.runner`), code is highlighted
-(escaped) by nbconvert, and Markdown goes through :func:`safe_markdown2html`, which
-``nbgrader_config.py`` puts in place of nbconvert's ``markdown2html`` filter: the rendered HTML keeps
-formatting tags and plain links, and loses scripts, event handlers, styles and ``javascript:``
-URLs (bleach, the sanitiser nbconvert itself uses). The test cells show their visible tests only:
-the grader puts the released source back after judging them (:mod:`transformer_course.grading.execute`).
+as soon as its grades are recorded (so that the class's pages are made while the next submissions
+run, not one after another at the end), and again whenever ``transformer-course feedback`` asks
+(after an instructor has graded the written answers). ``nbgrader_config.py`` gives it the course's
+template and :class:`GetGradesAndPending` in place of nbgrader's ``GetGrades``, so that nbgrader's
+own ``nbgrader generate_feedback`` makes the same pages:
+
+* **every point shown**: the core score out of the core maximum, the bonus apart, and a written
+  answer that nobody has graded yet says "not graded yet" (nbgrader's page shows 0);
+* **the learner's page only**: the review's findings are for the instructor (``grades.csv``, the
+  command's output), never on the page a learner receives;
+* **offline**: math becomes MathML when the page is made (latex2mathml), so it renders without
+  MathJax or a network;
+* **harmless**: the kernel's outputs keep only text and images whose data is plain base64
+  (:mod:`transformer_course.grading.runner`), code is highlighted (escaped) by nbconvert, and
+  Markdown goes through :func:`safe_markdown2html`, which keeps formatting tags, MathML and plain
+  links and loses scripts, event handlers, styles and ``javascript:`` URLs (bleach, the sanitiser
+  nbconvert itself uses). The test cells show their visible tests only: the grader puts the
+  released source back after judging them (:mod:`transformer_course.grading.execute`);
+* **bounded**: one student's pages are made within :data:`RENDER_SECONDS`; past it the page says
+  that it could not be made in time, and the class goes on.
+
+``transformer-course feedback ASSIGNMENT --zip DIR`` also writes ``DIR/<student_id>.zip`` for an
+LMS's bulk upload of feedback files; ``nbgrader release_feedback`` returns them through nbgrader's
+exchange.
 """
 
 from __future__ import annotations
 
 import html
+import signal
+import threading
+import zipfile
+from contextlib import contextmanager
 from pathlib import Path
 
-from .course import CourseError
+from nbgrader.preprocessors import GetGrades
 
-# What Markdown may become in a feedback page: formatting, tables, links and images over http(s).
+from .course import Course, CourseError
+
+TEMPLATE_DIRECTORY = Path(__file__).parent / "templates"
+TEMPLATE_NAME = "course_feedback"
+# The longest one student's pages may take to render; an honest notebook takes a few seconds.
+RENDER_SECONDS = 60
+
+# What Markdown may become in a feedback page: formatting, tables, links, images over http(s), and MathML.
 ALLOWED_TAGS = {
     *("p", "br", "hr", "div", "span", "blockquote", "pre", "code", "em", "strong", "b", "i", "u", "del"),
     *("sub", "sup", "ul", "ol", "li", "dl", "dt", "dd", "a", "img", "h1", "h2", "h3", "h4", "h5", "h6"),
     *("table", "thead", "tbody", "tr", "th", "td"),
+    *("math", "mrow", "mi", "mn", "mo", "msup", "msub", "msubsup", "mfrac", "msqrt", "mroot", "mtext", "mspace"),
+    *("mover", "munder", "munderover", "mtable", "mtr", "mtd", "mstyle", "mpadded", "mphantom", "menclose"),
 }
-ALLOWED_ATTRIBUTES = {"*": ["class", "id"], "a": ["href", "title"], "img": ["src", "alt", "title"]}
+MATHML_ATTRIBUTES = ["display", "mathvariant", "stretchy", "fence", "separator", "accent", "columnalign", "width"]
+ALLOWED_ATTRIBUTES = {
+    "*": ["class", "id"],
+    "a": ["href", "title"],
+    "img": ["src", "alt", "title"],
+    **{tag: MATHML_ATTRIBUTES for tag in ("math", "mi", "mo", "mstyle", "mtable", "mtd", "mspace", "mover", "munder")},
+}
 ALLOWED_PROTOCOLS = {"http", "https", "mailto"}
 
 
 def safe_markdown2html(source: str) -> str:
-    """nbconvert's Markdown rendering (math kept for MathJax), with everything but formatting removed."""
+    """Markdown as HTML, its math as MathML, with everything but formatting removed."""
     import bleach
-    from nbconvert.filters import markdown2html
+    from nbconvert.filters.markdown_mistune import MarkdownWithMath
 
-    return bleach.clean(
-        markdown2html(source), tags=ALLOWED_TAGS, attributes=ALLOWED_ATTRIBUTES, protocols=ALLOWED_PROTOCOLS
-    )
+    rendered = MarkdownWithMath(renderer=_MathMLRenderer(escape=False)).render(source)
+    return bleach.clean(rendered, tags=ALLOWED_TAGS, attributes=ALLOWED_ATTRIBUTES, protocols=ALLOWED_PROTOCOLS)
 
 
-def write_feedback(course, assignment: str, result, db_url: str) -> None:
-    """nbgrader's feedback page for one graded ``result`` (its ``GenerateFeedback`` converter, in this process),
-    with the review's findings on top; the result's message says so when no page could be made."""
+def _mathml(body: str, display: str) -> str:
+    """``body`` (LaTeX) as MathML, or the LaTeX itself, escaped, where it cannot be converted."""
+    from latex2mathml.converter import convert
+
     try:
-        course.run_converter("GenerateFeedback", assignment_id=assignment, student_id=result.student_id, db_url=db_url)
+        return convert(body, display=display)
+    except Exception:  # noqa: BLE001  (a learner's LaTeX may be anything: it is then shown as written)
+        delimiter = "$$" if display == "block" else "$"
+        return f"<code>{html.escape(delimiter + body + delimiter)}</code>"
+
+
+def _renderer_class():
+    from nbconvert.filters.markdown_mistune import IPythonRenderer
+
+    class MathMLRenderer(IPythonRenderer):
+        """nbconvert's Markdown renderer with math written as MathML instead of left for MathJax."""
+
+        def block_math(self, body: str) -> str:
+            return _mathml(body, "block")
+
+        def inline_math(self, body: str) -> str:
+            return _mathml(body, "inline")
+
+        def latex_environment(self, name: str, body: str) -> str:
+            return _mathml(f"\\begin{{{name}}}{body}\\end{{{name}}}", "block")
+
+    return MathMLRenderer
+
+
+def _MathMLRenderer(**options):  # noqa: N802  (a class, made when nbconvert is first needed)
+    return _renderer_class()(**options)
+
+
+class GetGradesAndPending(GetGrades):
+    """nbgrader's ``GetGrades``, which puts each cell's score in the notebook, and also which written answers wait
+    for an instructor, which cells are bonus, and the page's totals (``resources["course_feedback"]``)."""
+
+    def preprocess(self, nb, resources):
+        course = Course(Path(self.config.CourseDirectory.get("root", ".")).resolve())
+        try:
+            self.bonus = course.bonus_cells(resources["nbgrader"]["assignment"])
+        except (CourseError, OSError):
+            self.bonus = set()
+        self.summary = {"core_score": 0.0, "core_max": 0.0, "bonus_score": 0.0, "bonus_max": 0.0, "pending_points": 0}
+        nb, resources = super().preprocess(nb, resources)
+        resources["course_feedback"] = self.summary
+        return nb, resources
+
+    def _get_score(self, cell, resources) -> None:
+        super()._get_score(cell, resources)
+        grade = self.gradebook.find_grade(
+            cell.metadata["nbgrader"]["grade_id"], self.notebook_id, self.assignment_id, self.student_id
+        )
+        part = "bonus" if grade.name in self.bonus else "core"
+        cell.metadata.nbgrader["bonus"] = part == "bonus"
+        cell.metadata.nbgrader["pending"] = bool(grade.needs_manual_grade)
+        self.summary[f"{part}_max"] += grade.max_score
+        if grade.needs_manual_grade:
+            self.summary["pending_points"] += grade.max_score
+        else:
+            self.summary[f"{part}_score"] += grade.score or 0.0
+
+
+def write_feedback(course: Course, assignment: str, student_id: str, db_url: str) -> str | None:
+    """``student_id``'s feedback pages for ``assignment`` (nbgrader's ``GenerateFeedback``, in this process, within
+    :data:`RENDER_SECONDS`); None, or what went wrong. A page that could not be made in time says so itself."""
+    try:
+        with _time_limit(RENDER_SECONDS):
+            course.run_converter("GenerateFeedback", assignment_id=assignment, student_id=student_id, db_url=db_url)
+    except _OutOfTime:
+        _write_out_of_time_pages(course, assignment, student_id)
+        return f"the feedback page took longer than {RENDER_SECONDS} s to make: a short page says so"
     except CourseError:
         pass  # said below
-    pages = sorted((course.feedback_directory / result.student_id / assignment).glob("*.html"))
-    if not pages:
-        result.message = (result.message + "; " if result.message else "") + "feedback could not be generated"
-    for page in pages if result.review else []:
-        add_review_to_page(page, result.review.split("; "))
+    if not sorted((course.feedback_directory / student_id / assignment).glob("*.html")):
+        return "feedback could not be generated"
+    return None
 
 
-def add_review_to_page(page: Path, findings: list[str]) -> None:
-    """Put the review's findings at the top of a feedback page."""
-    items = "".join(f"<li>{html.escape(finding)}</li>" for finding in findings)
-    banner = (
-        '<div style="border: 2px solid #b45309; background: #fffbeb; padding: 0.8em 1.2em; margin: 1em;">'
-        "<strong>For the instructor's review</strong> (the score stands; the instructor decides):"
-        f"<ul>{items}</ul></div>"
-    )
-    text = page.read_text(encoding="utf-8")
-    start = text.find("<body")
-    position = text.find(">", start) + 1 if start >= 0 else 0
-    page.write_text(text[:position] + banner + text[position:], encoding="utf-8")
+def write_class_feedback(course: Course, assignment: str, db_url: str) -> dict[str, str | None]:
+    """The feedback pages of every student with an autograded ``assignment``, made again from the gradebook:
+    student id → None, or what went wrong."""
+    graded = sorted(path.parent.name for path in course.autograded_directory.glob(f"*/{assignment}"))
+    return {student_id: write_feedback(course, assignment, student_id, db_url) for student_id in graded}
+
+
+def zip_feedback(course: Course, assignment: str, directory: Path) -> list[Path]:
+    """``directory/<student_id>.zip`` for each student with feedback pages: the pages, for an LMS's bulk upload."""
+    directory.mkdir(parents=True, exist_ok=True)
+    archives = []
+    for folder in sorted(course.feedback_directory.glob(f"*/{assignment}")):
+        pages = sorted(folder.glob("*.html"))
+        if not pages:
+            continue
+        archive = directory / f"{folder.parent.name}.zip"
+        with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as bundle:
+            for page in pages:
+                bundle.write(page, f"{assignment}/{page.name}")
+        archives.append(archive)
+    return archives
+
+
+class _OutOfTime(Exception):
+    pass
+
+
+@contextmanager
+def _time_limit(seconds: int):
+    """Raise :class:`_OutOfTime` in the block after ``seconds`` (an interval timer; in the main thread only, where
+    Python delivers signals: elsewhere the block runs unbounded, as nbgrader's own converter does)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def out_of_time(signum, frame):
+        raise _OutOfTime
+
+    previous = signal.signal(signal.SIGALRM, out_of_time)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _write_out_of_time_pages(course: Course, assignment: str, student_id: str) -> None:
+    folder = course.feedback_directory / student_id / assignment
+    folder.mkdir(parents=True, exist_ok=True)
+    for notebook in sorted((course.autograded_directory / student_id / assignment).glob("*.ipynb")):
+        (folder / f"{notebook.stem}.html").write_text(
+            '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>Feedback: '
+            f"{html.escape(notebook.stem)}</title></head><body><main><h1>{html.escape(notebook.stem)}</h1>"
+            f"<p>This page could not be made within {RENDER_SECONDS} seconds: the notebook is too large to show. "
+            "Your grades are recorded; ask your instructor for them.</p></main></body></html>\n",
+            encoding="utf-8",
+        )

@@ -14,7 +14,15 @@ after it:
 * **the notebook** is rebuilt from the fields a notebook needs (cell type, id, source, nbgrader's
   metadata, tags) — outputs, attachments and any other metadata the learner's file carries are
   dropped — and nbgrader's metadata is kept only where it has nbgrader's shape; a cell whose
-  metadata was lost or mangled gets it back from the released notebook, found by the cell's id.
+  metadata was lost or mangled gets it back from the released notebook, found by the cell's id;
+* **the submission time** is nbgrader's ``timestamp.txt``, in every form ``nbgrader submit`` and
+  ``collect`` write it (``2026-11-20 12:00:00.000000 UTC``, without the zone, with an offset or a
+  named zone), and nbgrader's ``submission_secret.txt`` is kept with it (``release_feedback`` needs
+  both).
+
+:func:`take_in` does all of it for one student's folder and returns a :class:`Submission`: the
+rebuilt notebooks travel on in memory, and **nothing in the folder is changed or removed** — the
+folder may be nbgrader's own ``submitted/``, which is then graded in place.
 
 Each refusal is a :class:`Refused` with the status and the message the submission's row of
 ``grades.csv`` shows; the class goes on.
@@ -22,13 +30,20 @@ Each refusal is a :class:`Refused` with the status and the message the submissio
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import re
 import stat
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 
 import nbformat
+from dateutil import tz
+from dateutil.parser import isoparse
+
+from .course import edited_locked_cells
 
 STUDENT_ID_RULE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,63}")
 STUDENT_ID_HELP = (
@@ -36,6 +51,7 @@ STUDENT_ID_HELP = (
 )
 MAX_NOTEBOOK_BYTES = 20 * 2**20  # the largest honest notebook of the course, with outputs, is well under 1 MB
 MAX_TIMESTAMP_BYTES = 200
+TIMESTAMP_FILE, SECRET_FILE = "timestamp.txt", "submission_secret.txt"  # nbgrader's names
 
 # nbgrader's cell metadata, field by field, and the types it may have.
 NBGRADER_FIELDS = {
@@ -159,15 +175,55 @@ def _nbgrader_metadata(value) -> dict | None:
     return {key: value[key] for key in NBGRADER_FIELDS if key in value}
 
 
-def read_timestamp(path: Path) -> str | None:
-    """The submission time in nbgrader's ``timestamp.txt``, if there is one that can be a time stamp."""
+def read_timestamp(path: Path) -> datetime | None:
+    """The submission time in nbgrader's ``timestamp.txt`` (in UTC), if the file is there and holds a time.
+
+    nbgrader writes ``%Y-%m-%d %H:%M:%S.%f %Z`` (``2026-11-20 12:00:00.000000 UTC``, or the zone
+    ``Exchange.timezone`` names); older versions and hand-made files leave the zone out (read as UTC)
+    or give an ISO offset (``2026-11-20T13:00:00+01:00``).
+    """
     if _kind(path) == "missing":
         return None
     try:
-        text = read_regular_file(path, MAX_TIMESTAMP_BYTES).decode("utf-8").strip()
-    except (Refused, UnicodeDecodeError, OSError):
+        return parse_submission_time(read_regular_file(path, MAX_TIMESTAMP_BYTES).decode("utf-8"))
+    except (Refused, UnicodeDecodeError, OSError, ValueError, OverflowError):
         return None
-    return text if re.fullmatch(r"[0-9T:. +\-]{1,64}", text) else None
+
+
+def parse_submission_time(text: str) -> datetime:
+    """A submission time as nbgrader writes it, in UTC (timezone-aware).
+
+    Raises:
+        ValueError: ``text`` is not a date and time, or names a time zone nobody knows.
+    """
+    text = text.strip()
+    if not re.fullmatch(r"[0-9A-Za-z:. +\-/_]{1,64}", text):
+        raise ValueError(f"not a time stamp: {text[:64]!r}")
+    day, _, rest = text.partition(" ")
+    time, _, zone_name = rest.partition(" ")
+    zone = timezone.utc
+    if zone_name and re.fullmatch(r"[+-][0-9]{2}:?[0-9]{2}", zone_name):
+        text = f"{day} {time}{zone_name}"
+    elif zone_name:
+        zone = tz.gettz(zone_name)
+        if zone is None:
+            raise ValueError(f"unknown time zone {zone_name!r}")
+        text = f"{day} {time}"
+    moment = isoparse(text)
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=zone)
+    return moment.astimezone(timezone.utc)
+
+
+def read_secret(path: Path) -> bytes | None:
+    """nbgrader's ``submission_secret.txt`` as it was handed in, if it is a small regular file."""
+    if _kind(path) == "missing":
+        return None
+    try:
+        content = read_regular_file(path, MAX_TIMESTAMP_BYTES)
+    except (Refused, OSError):
+        return None
+    return content if re.fullmatch(rb"[0-9A-Za-z_-]{1,128}\s*", content) else None
 
 
 def _kind(path: Path) -> str:
@@ -188,3 +244,168 @@ def _kind(path: Path) -> str:
 def _first_line(error: Exception) -> str:
     text = str(error).strip()
     return text.splitlines()[0][:300] if text else type(error).__name__
+
+
+@dataclass(frozen=True)
+class Given:
+    """What intake holds each submission against, read once per run: the released and source notebooks (by file
+    name), the setup cell that release puts first, and what the review looks for (``grading.yml``)."""
+
+    released: dict[str, dict]
+    sources: dict[str, dict]
+    setup_source: str
+    library_implementations: list[str]
+
+
+@dataclass
+class Submission:
+    """One student's folder as intake took it in: what the next steps grade, and nothing they must read again.
+
+    ``rejection`` is (status, message) when it cannot be graded at all. ``notebooks`` are the rebuilt
+    notebooks by file name; ``kept`` the files nbgrader's ``submitted/<student>/<assignment>/`` holds,
+    byte for byte as handed in (the notebooks, ``timestamp.txt``, ``submission_secret.txt``), and
+    ``folder`` where they were read.
+    """
+
+    student_id: str
+    rejection: tuple[str, str] | None = None
+    notebooks: dict[str, dict] = field(default_factory=dict)
+    kept: dict[str, bytes] = field(default_factory=dict)
+    folder: Path | None = None
+    submitted_at: datetime | None = None
+    restored_cells: tuple[str, ...] = ()  # test cells nbgrader will restore
+    restored_metadata: tuple[str, ...] = ()  # cells whose stripped nbgrader metadata was given back
+    learner_cells: list[tuple[str, str]] = field(default_factory=list)  # (label, source) for the review
+    library_implementations: list[str] = field(default_factory=list)  # what the review looks for
+
+
+def take_in(submissions: Path, student_id: str, assignment: str, given: Given) -> Submission:
+    """Check one student's folder and rebuild what it holds; whatever is wrong becomes this submission's status
+    alone. Nothing in the folder is written, moved or removed."""
+    try:
+        return _taken_in(submissions, student_id, assignment, given)
+    except Refused as refusal:
+        return Submission(student_id, (refusal.status, refusal.message))
+    except Exception as error:  # noqa: BLE001  (one submission's surprise must not stop the class)
+        return Submission(student_id, ("error", f"the submission could not be read: {type(error).__name__}: {error}"))
+
+
+def _taken_in(submissions: Path, student_id: str, assignment: str, given: Given) -> Submission:
+    check_student_id(student_id)
+    folder = real_directory(submissions / student_id, f"the folder {student_id!r}")
+    names = {entry.name for entry in os.scandir(folder)}
+    if not any(name.endswith(".ipynb") for name in names) and assignment in names:
+        # nbgrader's own <student>/<assignment>/ layout
+        folder = real_directory(folder / assignment, f"{student_id}/{assignment}")
+        names = {entry.name for entry in os.scandir(folder)}
+    notebooks = sorted(name for name in names if name.endswith(".ipynb"))
+    expected_names = sorted(given.released)
+    chosen = {name: name for name in expected_names if name in names}
+    if not chosen and len(notebooks) == 1 and len(expected_names) == 1:
+        chosen = {expected_names[0]: notebooks[0]}  # renamed: accepted if its cells belong here
+    if not chosen:
+        found = ", ".join(notebooks) or "no notebook"
+        return Submission(student_id, ("missing", f"expected {', '.join(expected_names)}; found {found}"))
+
+    submission = Submission(student_id, folder=folder, library_implementations=given.library_implementations)
+    restored_cells, restored_metadata = [], []
+    for name, file_name in chosen.items():
+        content = read_regular_file(folder / file_name)
+        notebook = parse_notebook(content, file_name)
+        released = given.released[name]
+        restored_metadata += _restore_stripped_metadata(notebook, released)
+        if not _answer_and_test_cells(notebook) & _answer_and_test_cells(released):
+            other = ", ".join(sorted(_answer_and_test_cells(notebook))[:3]) or "no nbgrader answer or test cells"
+            message = f"{file_name} has none of the answer or test cells of {assignment}/{name} (it has {other})"
+            return Submission(student_id, ("wrong_assignment", message))
+        restored_cells += edited_locked_cells(notebook, released, given.sources[name])
+        _unmark_duplicate_cells(notebook)
+        submission.learner_cells += _learner_cells(notebook, given.sources[name], given.setup_source)
+        submission.notebooks[name] = notebook
+        submission.kept[name] = content
+    submission.restored_cells, submission.restored_metadata = tuple(restored_cells), tuple(restored_metadata)
+    submission.submitted_at = read_timestamp(folder / TIMESTAMP_FILE)
+    if submission.submitted_at is not None:
+        submission.kept[TIMESTAMP_FILE] = read_regular_file(folder / TIMESTAMP_FILE, MAX_TIMESTAMP_BYTES)
+    secret = read_secret(folder / SECRET_FILE)
+    if secret is not None:
+        submission.kept[SECRET_FILE] = secret
+    return submission
+
+
+def _unmark_duplicate_cells(notebook: dict) -> None:
+    """Take nbgrader's metadata off every cell that repeats an earlier cell's grade_id: it is the learner's copy."""
+    seen = set()
+    for cell in notebook.get("cells", []):
+        grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+        if grade_id in seen:
+            del cell["metadata"]["nbgrader"]
+        elif grade_id is not None:
+            seen.add(grade_id)
+
+
+def _learner_cells(notebook: dict, source: dict, setup: str) -> list[tuple[str, str]]:
+    """(label, source) of the code cells the learner wrote: answer cells and cells they added.
+
+    Given cells (locked, restored by nbgrader from the source) and the setup cell that release puts
+    first are not the learner's.
+    """
+    given = set(_nbgrader_cells(source, locked_only=True))
+    cells = []
+    for index, cell in enumerate(notebook.get("cells", [])):
+        if cell.get("cell_type") != "code":
+            continue
+        grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+        text = "".join(cell.get("source", ""))
+        if grade_id in given or (grade_id is None and text == setup):
+            continue
+        cells.append((f"cell {grade_id}" if grade_id else f"added cell {index + 1}", text))
+    return cells
+
+
+def _restore_stripped_metadata(submitted: dict, released: dict) -> list[str]:
+    """Give back the nbgrader metadata of cells that lost it, matching cells by their Jupyter id.
+
+    Without it nbgrader would not know which cell holds which answer, and would put the test cells
+    back at the top of the notebook, before the code they test. Returns the grade_ids restored.
+    """
+    present = set(_nbgrader_cells(submitted))
+    by_id = {
+        cell["id"]: cell["metadata"]["nbgrader"]
+        for cell in released.get("cells", [])
+        if "id" in cell and "grade_id" in cell.get("metadata", {}).get("nbgrader", {})
+    }
+    restored = []
+    for cell in submitted.get("cells", []):
+        metadata = by_id.get(cell.get("id"))
+        if (
+            metadata is None
+            or "grade_id" in cell.get("metadata", {}).get("nbgrader", {})
+            or metadata["grade_id"] in present
+        ):
+            continue
+        cell.setdefault("metadata", {})["nbgrader"] = copy.deepcopy(metadata)
+        restored.append(metadata["grade_id"])
+    return restored
+
+
+def _answer_and_test_cells(notebook: dict) -> set[str]:
+    """grade_ids of the cells that identify an assignment: its answers and its tests (every
+    assignment has its own; headings such as ``intro`` or ``part-1`` recur in all of them)."""
+    return {
+        cell["metadata"]["nbgrader"]["grade_id"]
+        for cell in notebook.get("cells", [])
+        if any(cell.get("metadata", {}).get("nbgrader", {}).get(flag) for flag in ("solution", "grade"))
+        and "grade_id" in cell["metadata"]["nbgrader"]
+    }
+
+
+def _nbgrader_cells(notebook: dict, locked_only: bool = False) -> dict[str, tuple[str, str]]:
+    """grade_id → (cell type, source text) of a notebook's nbgrader cells (only the locked,
+    non-answer ones if asked)."""
+    cells = {}
+    for cell in notebook.get("cells", []):
+        metadata = cell.get("metadata", {}).get("nbgrader", {})
+        if "grade_id" in metadata and (not locked_only or (metadata.get("locked") and not metadata.get("solution"))):
+            cells[metadata["grade_id"]] = (cell.get("cell_type"), "".join(cell.get("source", "")))
+    return cells

@@ -6,8 +6,8 @@ with nbgrader's own preprocessors, in the order of nbgrader's ``Autograde`` conv
 grader process for the whole class: only the execution happens elsewhere, in a worker
 (:mod:`transformer_course.grading.sandboxed_run`).
 
-* :meth:`NbgraderSteps.restore` (before the run): the student and the submission (with its
-  timestamp) in the gradebook; then nbgrader's ``sanitize_preprocessors`` (``ClearOutput``,
+* :meth:`NbgraderSteps.restore` (before the run): the student and the submission (with the time it
+  was handed in) in the gradebook; then nbgrader's ``sanitize_preprocessors`` (``ClearOutput``,
   ``DeduplicateIds``, ``OverwriteKernelspec``, ``OverwriteCells``, ``CheckCellMetadata``), which put
   back test cells that were edited or deleted;
 * :meth:`NbgraderSteps.record` (after the run): the ``autograde_preprocessors`` that follow
@@ -24,10 +24,11 @@ The preprocessors are configured from the course's ``nbgrader_config.py`` (``Ove
 
 from __future__ import annotations
 
+import copy
 import os
 import shutil
 import warnings
-from pathlib import Path
+from datetime import datetime, timezone
 
 import nbformat
 from jsonschema.exceptions import best_match
@@ -60,32 +61,33 @@ class NbgraderSteps:
         self._after = [replaced.get(step, step)(config=config) for step in after_run]
         self._ignored = [*config.get("CourseDirectory", {}).get("ignore", []), "*.ipynb"]
 
-    def restore(self, student_id: str) -> dict[str, NotebookNode]:
-        """Record ``student_id``'s submission in the gradebook and return its notebooks (by name), sanitised.
+    def restore(
+        self, student_id: str, submitted: dict[str, dict], timestamp: datetime | None
+    ) -> dict[str, NotebookNode]:
+        """Record ``student_id``'s submission (its notebooks by file name, as intake rebuilt them, and the time it
+        was handed in) in the gradebook and return its notebooks (by name), sanitised.
 
         A notebook of the assignment that was not submitted gets zero points, as nbgrader gives it.
         """
-        submitted = self.course.submitted_directory / student_id / self.assignment
-        timestamp = _timestamp(submitted / "timestamp.txt")
         with Gradebook(self.db_url, course_id=self.course.course_id) as gradebook, warnings.catch_warnings():
             # nbgrader's update_or_create_submission makes SQLAlchemy warn about its own session on every call.
             warnings.simplefilter("ignore", SAWarning)
             gradebook.update_or_create_student(student_id)
-            if timestamp is not None:
-                gradebook.update_or_create_submission(self.assignment, student_id, timestamp=timestamp)
+            if timestamp is not None:  # the gradebook keeps times in UTC, without a zone, as nbgrader's parse_utc gives
+                naive = timestamp.astimezone(timezone.utc).replace(tzinfo=None)
+                gradebook.update_or_create_submission(self.assignment, student_id, timestamp=naive)
             else:
                 gradebook.update_or_create_submission(self.assignment, student_id)
             names = [notebook.name for notebook in gradebook.find_assignment(self.assignment).notebooks]
             for name in names:
-                if not (submitted / f"{name}.ipynb").is_file():
+                if f"{name}.ipynb" not in submitted:
                     for grade in gradebook.find_submission_notebook(name, self.assignment, student_id).grades:
                         grade.auto_score, grade.needs_manual_grade = 0, False
             gradebook.db.commit()
         notebooks = {}
         for name in names:
-            path = submitted / f"{name}.ipynb"
-            if path.is_file():
-                notebook = nbformat.read(path, as_version=nbformat.NO_CONVERT)
+            if f"{name}.ipynb" in submitted:
+                notebook = nbformat.from_dict(copy.deepcopy(submitted[f"{name}.ipynb"]))
                 notebooks[name], _ = self._apply(self._before, notebook, self._resources(student_id, name))
         return notebooks
 
@@ -161,17 +163,6 @@ class CheckCellMetadataSchemaOnce(CheckCellMetadata):
             message = f"Notebook failed to validate; the nbgrader metadata may be corrupted: {error.message}"
             raise ValidationError(message) from None
         return nb, resources
-
-
-def _timestamp(path: Path):
-    """The submission's time from ``timestamp.txt`` (intake has checked it), or None."""
-    if not path.is_file():
-        return None
-    text = path.read_text(encoding="utf-8").strip()
-    try:
-        return utils.parse_utc(text) if text else None
-    except ValueError:
-        return None
 
 
 def forget(db_url: str, course_id: str, assignment: str, student_ids: list[str]) -> None:

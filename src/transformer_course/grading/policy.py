@@ -8,6 +8,10 @@
     library_implementations:
       - torch.softmax
       - torch.nn.functional.scaled_dot_product_attention
+    # Optional: the grade_ids of the bonus cells. Their points are extra credit: grades.csv's max_score
+    # leaves them out, and its bonus_score shows what of the score they gave.
+    bonus:
+      - test-cosine
     # Optional: seconds a cell of this assignment may run, where its work needs more than the class's
     # limit (the final project's graded training). The longer of the two applies.
     cell_timeout: 600
@@ -18,6 +22,7 @@ assignment: the sandbox shows it beside the submission's notebook.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -32,6 +37,7 @@ POLICY_FILE = "grading.yml"
 class GradingPolicy:
     learner_writes: list[str] = field(default_factory=list)
     library_implementations: list[str] = field(default_factory=list)
+    bonus: list[str] = field(default_factory=list)
     cell_timeout: int | None = None
 
     @classmethod
@@ -39,13 +45,13 @@ class GradingPolicy:
         """Read ``path``; a missing file is an empty policy.
 
         Raises:
-            ValueError: the file holds other keys, lists that are not of dotted names, or a cell_timeout that is
-                not a positive number of seconds.
+            ValueError: the file holds other keys, lists that are not of dotted names (or grade_ids, for
+                ``bonus``), or a cell_timeout that is not a positive number of seconds.
         """
         if not path.is_file():
             return cls()
         values = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-        known = {"learner_writes", "library_implementations", "cell_timeout"}
+        known = {"learner_writes", "library_implementations", "bonus", "cell_timeout"}
         if not isinstance(values, dict) or set(values) - known:
             raise ValueError(f"{path}: expected only the keys {', '.join(sorted(known))}")
         seconds = values.get("cell_timeout")
@@ -54,10 +60,12 @@ class GradingPolicy:
         for key, names in values.items():
             if key == "cell_timeout":
                 continue
+            # grade_ids may hold hyphens ("test-cosine"); Python's dotted names may not
+            kind, pattern = ("grade_ids", r"[A-Za-z0-9_-]+") if key == "bonus" else ("dotted names", r"[\w.]+")
             if not isinstance(names, list) or not all(
-                isinstance(name, str) and name.replace("_", "").replace(".", "").isalnum() for name in names
+                isinstance(name, str) and re.fullmatch(pattern, name) for name in names
             ):
-                raise ValueError(f"{path}: {key} must be a list of dotted names")
+                raise ValueError(f"{path}: {key} must be a list of {kind}")
         return cls(**values)
 
     def applied_to(self, limits: GradingLimits) -> GradingLimits:

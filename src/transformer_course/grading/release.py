@@ -5,7 +5,10 @@ nbgrader's ``generate_assignment`` does the real work: it replaces the code betw
 between ``### BEGIN HIDDEN TESTS`` and ``### END HIDDEN TESTS``, clears outputs, locks the read-only
 and test cells and records their checksums. This module then puts a setup cell first and writes the
 result to ``exercises/``. The same solutions always give the same exercises, byte for byte, so a
-test can tell when ``exercises/`` is stale.
+test can tell when ``exercises/`` is stale. The setup cell and the translations are the work of
+:class:`LearnerNotebook`, the last of nbgrader's own steps (``nbgrader_config.py`` adds it), so that
+nbgrader's ``generate_assignment`` — formgrader's "Generate" button — makes the same exercises as
+``transformer-course release``.
 
 Each language whose catalogs translate the book's exercise pages (``book/locale/<language>/``) gets
 its own learner notebooks in ``exercises/<assignment>/<language>/``: the English ones with their
@@ -25,12 +28,14 @@ alone. Everywhere, the cell picks the GPU when there is one.
 
 from __future__ import annotations
 
+import copy
 import shutil
 import sys
 import tempfile
 from pathlib import Path
 
 import nbformat
+from nbgrader.preprocessors import NbGraderPreprocessor
 
 from .course import Course
 from .notebook_translation import read_catalog, translated_notebook
@@ -115,22 +120,26 @@ def release(course: Course, assignments: list[str] | None = None) -> list[Path]:
             shutil.copytree(scratch / "release" / assignment, target)
     written: list[Path] = []
     for assignment in names:
-        for path in sorted((course.release_directory / assignment).glob("*.ipynb")):
-            notebook = nbformat.read(path, as_version=4)
-            notebook.cells.insert(0, setup_cell(course))
-            nbformat.write(notebook, path)
-            written.append(path)
-            for language, catalog in course.notebook_catalogs(assignment, path.stem).items():
-                written.append(_write_translation(course, assignment, path, language, read_catalog(catalog)))
+        folder = course.release_directory / assignment
+        written += sorted(folder.glob("*.ipynb")) + sorted(folder.glob("*/*.ipynb"))
     return written
 
 
-def _write_translation(course: Course, assignment: str, released: Path, language: str, catalog: dict) -> Path:
-    """``exercises/<assignment>/<language>/``: the released notebook translated, beside the assignment's data files."""
-    folder = released.parent / language
-    folder.mkdir(exist_ok=True)
-    for data_file in course.data_files(assignment):
-        shutil.copyfile(data_file, folder / data_file.name)
-    notebook = translated_notebook(nbformat.read(released, as_version=4), catalog)
-    nbformat.write(nbformat.from_dict(notebook), folder / released.name)
-    return folder / released.name
+class LearnerNotebook(NbGraderPreprocessor):
+    """nbgrader's last step of ``generate_assignment``: the setup cell first, and the notebook's translations
+    (``<release>/<assignment>/<language>/``, beside the assignment's data files) written from the result."""
+
+    def preprocess(self, nb: nbformat.NotebookNode, resources: dict) -> tuple[nbformat.NotebookNode, dict]:
+        directories = self.config.CourseDirectory
+        course = Course(Path(directories.get("root") or Path.cwd()).resolve())
+        assignment, name = resources["nbgrader"]["assignment"], resources["nbgrader"]["notebook"]
+        nb.cells.insert(0, setup_cell(course))
+        release_directory = course.root / directories.get("release_directory", course.release_directory.name)
+        for language, catalog in course.notebook_catalogs(assignment, name).items():
+            folder = release_directory / assignment / language
+            folder.mkdir(parents=True, exist_ok=True)
+            for data_file in course.data_files(assignment):
+                shutil.copyfile(data_file, folder / data_file.name)
+            translated = translated_notebook(nbformat.from_dict(copy.deepcopy(nb)), read_catalog(catalog))
+            nbformat.write(nbformat.from_dict(translated), folder / f"{name}.ipynb")
+        return nb, resources

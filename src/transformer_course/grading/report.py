@@ -1,0 +1,168 @@
+"""The class's grades: one row per student, from the gradebook and the grader's record of each student's last run.
+
+Two homes, one job each:
+
+* **the gradebook** (nbgrader's) holds every point: the grader's verdicts, the scores an instructor
+  gave the written answers in formgrader, their comments, and which answers still wait for one;
+* **the run record** (``grading_records/<assignment>.json`` in the course root, beside the
+  gradebook) holds what the gradebook cannot: each student's status, message and review findings
+  from the last run that graded them, and when they handed in. It is rewritten, whole and
+  atomically, after every submission, so that a run that is interrupted keeps what it graded.
+
+:func:`class_rows` joins them into :class:`SubmissionResult` rows, and :func:`write_csv` writes
+``grades.csv``. Nothing here runs a notebook, so ``transformer-course grades`` rewrites the CSV after
+an instructor has graded the written answers, and regrading some students keeps everyone else's row.
+
+Points: ``score`` is every point earned, bonus included; ``max_score`` is the core's maximum, so
+that bonus is extra credit (``score`` may exceed it); ``bonus_score`` is the bonus part of
+``score``; ``pending_manual_points`` are the points of written answers nobody has graded yet.
+Which cells are bonus is the assignment's ``grading.yml`` (``bonus:``).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import tempfile
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from nbgrader.api import Gradebook, MissingEntry
+
+from .execute import KERNEL_NOT_STARTED_STATUS
+
+# Every status a submission can end with, and what it means (README's table is held to it by a test).
+STATUSES = {
+    "graded": "graded",
+    "tests_restored": "graded with the original tests: test cells (or their nbgrader metadata) had been edited or "
+    "deleted",
+    "missing": "no notebook of this assignment was submitted",
+    "invalid_student_id": "not graded: the folder's name is not a student id (letters, digits, '.', '_', '-', '@')",
+    "refused": "not graded: a link, a folder, a special file or an oversized file where the notebook should be",
+    "invalid_notebook": "the file is not a valid Jupyter notebook",
+    "wrong_assignment": "the notebook belongs to another assignment",
+    "timeout": "a cell ran past the time limit and was interrupted, or the notebook ran past its own",
+    "kernel_died": "the kernel stopped (exit(), a crash or the memory limit) before the notebook finished",
+    KERNEL_NOT_STARTED_STATUS: "the kernel could not start in the sandbox: a fault of the grading machine",
+    "memory_limit": "the notebook ran out of its memory limit",
+    "error": "the grader could not grade the notebook (the message says which step failed)",
+    "not_graded": "not graded: the run stopped before this submission (see the error it ended with)",
+}
+
+# Statuses of submissions that nbgrader graded (possibly with failing cells).
+GRADED_STATUSES = ("graded", "tests_restored", "timeout", "memory_limit", "kernel_died", KERNEL_NOT_STARTED_STATUS)
+
+CSV_COLUMNS = [
+    *("student_id", "assignment", "score", "max_score", "status", "message", "review"),
+    *("pending_manual_points", "bonus_score"),
+]
+RECORDS_DIRECTORY = "grading_records"
+
+
+@dataclass
+class SubmissionResult:
+    """One row of the grades CSV. ``review``: what the instructor should look at (the score stands)."""
+
+    student_id: str
+    assignment: str
+    score: float | None
+    max_score: float | None
+    status: str
+    message: str
+    review: str = ""
+    pending_manual_points: float | None = None
+    bonus_score: float | None = None
+    submitted_at: datetime | None = field(default=None, repr=False)  # from nbgrader's timestamp.txt
+    seconds: dict[str, float] = field(default_factory=dict, repr=False)  # by step, for benchmarks (not in the CSV)
+
+
+def records_path(course_root: Path, assignment: str) -> Path:
+    """Where the run record of ``assignment`` is kept (see the module docstring)."""
+    return Path(course_root) / RECORDS_DIRECTORY / f"{assignment}.json"
+
+
+def read_records(course_root: Path, assignment: str) -> dict[str, dict]:
+    """student id → what the last run that graded them recorded (status, message, review, submitted_at)."""
+    path = records_path(course_root, assignment)
+    if not path.is_file():
+        return {}
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def record(course_root: Path, result: SubmissionResult) -> None:
+    """Keep ``result``'s status, message, review and submission time in its assignment's run record."""
+    path = records_path(course_root, result.assignment)
+    records = read_records(course_root, result.assignment)
+    records[result.student_id] = {
+        "status": result.status,
+        "message": result.message,
+        "review": result.review,
+        "submitted_at": result.submitted_at.isoformat() if result.submitted_at else None,
+        "recorded_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile("w", dir=path.parent, suffix=".tmp", delete=False, encoding="utf-8") as file:
+        json.dump(dict(sorted(records.items())), file, indent=1, ensure_ascii=False)
+    os.replace(file.name, path)  # whole or not at all, whenever the run is stopped
+
+
+def class_rows(
+    course_root: Path, course_id: str, assignment: str, db_url: str, bonus: set[str], students: set[str] | None = None
+) -> list[SubmissionResult]:
+    """One row per student the run record or the gradebook knows for ``assignment`` (only ``students`` if given),
+    sorted by student id, with every point read from the gradebook."""
+    records = read_records(course_root, assignment)
+    with Gradebook(db_url, course_id=course_id) as gradebook:
+        try:
+            notebooks = gradebook.find_assignment(assignment).notebooks
+        except MissingEntry:
+            notebooks = []
+        core_maximum = sum(
+            cell.max_score for notebook in notebooks for cell in notebook.grade_cells if cell.name not in bonus
+        )
+        in_gradebook = {submission.student.id for submission in gradebook.assignment_submissions(assignment)}
+        known = (set(records) | in_gradebook) if students is None else set(students)
+        rows = []
+        for student_id in sorted(known):
+            kept = records.get(student_id, {"status": "graded", "message": "", "review": ""})
+            row = SubmissionResult(
+                student_id, assignment, None, core_maximum, kept["status"], kept["message"], kept["review"]
+            )
+            if kept.get("submitted_at"):
+                row.submitted_at = datetime.fromisoformat(kept["submitted_at"])
+            if row.status in GRADED_STATUSES and student_id in in_gradebook:
+                _add_points(row, gradebook.find_submission(assignment, student_id), bonus)
+            rows.append(row)
+    return rows
+
+
+def _add_points(row: SubmissionResult, submission, bonus: set[str]) -> None:
+    """Fill a row's score, bonus and pending points from its submission in the gradebook."""
+    grades = [grade for notebook in submission.notebooks for grade in notebook.grades]
+    row.score = sum(grade.score or 0.0 for grade in grades)
+    row.bonus_score = sum(grade.score or 0.0 for grade in grades if grade.name in bonus)
+    row.pending_manual_points = sum((grade.max_score for grade in grades if grade.needs_manual_grade), 0.0)
+
+
+def write_csv(results: list[SubmissionResult], path: Path) -> None:
+    """Write ``path``: a header of :data:`CSV_COLUMNS` (``student_id, assignment, score, max_score, status,
+    message, review, pending_manual_points, bonus_score``, as README documents them) and one row per result. A
+    text field that a spreadsheet would read as a formula (see :func:`_spreadsheet_safe`) is written with a
+    leading ``'``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", newline="", encoding="utf-8") as file:
+        writer = csv.DictWriter(file, fieldnames=CSV_COLUMNS)
+        writer.writeheader()
+        for result in results:
+            row = asdict(result)
+            writer.writerow({column: _spreadsheet_safe(row[column]) for column in CSV_COLUMNS})
+
+
+def _spreadsheet_safe(value):
+    """OWASP's rule against CSV injection: a text field that a spreadsheet would read as a formula (starting
+    with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return) is prefixed with an apostrophe."""
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        return "'" + value
+    return value
