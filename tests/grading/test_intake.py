@@ -245,3 +245,78 @@ def test_a_timestamp_that_is_no_time_is_refused(text):
 
     with pytest.raises(ValueError):
         parse_submission_time(text)
+
+
+def _given(notebook: dict):
+    from transformer_course.grading.intake import Given
+
+    return Given({"attention.ipynb": notebook}, {"attention.ipynb": notebook}, "", [])
+
+
+def _released_attention() -> dict:
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "exercises" / "01-attention" / "attention.ipynb"
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def test_a_notebook_of_twenty_thousand_small_cells_is_refused_at_intake(tmp_path):
+    from transformer_course.grading.intake import take_in
+
+    released = _released_attention()
+    flood = {**released, "cells": released["cells"] + [nbformat.v4.new_markdown_cell("x") for _ in range(20_000)]}
+    (tmp_path / "mallory").mkdir()
+    (tmp_path / "mallory" / "attention.ipynb").write_text(json.dumps(flood), encoding="utf-8")
+    submission = take_in(tmp_path, "mallory", "01-attention", _given(released))
+    assert submission.rejection is not None and submission.rejection[0] == "refused", submission.rejection
+    assert "20," in submission.rejection[1] and "cells" in submission.rejection[1], submission.rejection
+
+
+def test_a_notebook_with_some_cells_of_notes_added_is_taken_in(tmp_path):
+    from transformer_course.grading.intake import take_in
+
+    released = _released_attention()
+    notes = [nbformat.v4.new_markdown_cell("my notes " * 50) for _ in range(40)]
+    (tmp_path / "alice").mkdir()
+    (tmp_path / "alice" / "attention.ipynb").write_text(
+        json.dumps({**released, "cells": released["cells"] + notes}), encoding="utf-8"
+    )
+    submission = take_in(tmp_path, "alice", "01-attention", _given(released))
+    assert submission.rejection is None, submission.rejection
+
+
+def test_intake_changes_nothing_in_the_folder_it_reads(tmp_path):
+    from transformer_course.grading.intake import take_in
+
+    folder = tmp_path / "alice" / "01-attention"
+    folder.mkdir(parents=True)
+    (folder / "attention.ipynb").write_text(json.dumps(_released_attention()), encoding="utf-8")
+    (folder / "timestamp.txt").write_text("2026-11-20 12:00:00.000000 UTC", encoding="utf-8")
+    (folder / "submission_secret.txt").write_text("0123abcd", encoding="utf-8")
+    before = {path: (path.read_bytes(), path.stat().st_mtime_ns) for path in folder.iterdir()}
+    submission = take_in(tmp_path, "alice", "01-attention", _given(_released_attention()))
+    assert {path: (path.read_bytes(), path.stat().st_mtime_ns) for path in folder.iterdir()} == before
+    assert sorted(submission.kept) == ["attention.ipynb", "submission_secret.txt", "timestamp.txt"], submission.kept
+
+
+def test_a_feedback_page_that_takes_too_long_is_cut_short_with_a_page_that_says_so(tmp_path, monkeypatch):
+    import time
+
+    from transformer_course.grading import feedback
+    from transformer_course.grading.course import Course
+
+    class SlowCourse(Course):
+        def run_converter(self, converter, **settings):
+            time.sleep(30)
+
+    (tmp_path / "nbgrader_config.py").write_text("c = get_config()\n", encoding="utf-8")
+    course = SlowCourse(tmp_path)
+    (course.autograded_directory / "alice" / "01-attention").mkdir(parents=True)
+    (course.autograded_directory / "alice" / "01-attention" / "attention.ipynb").write_text("{}", encoding="utf-8")
+    monkeypatch.setattr(feedback, "RENDER_SECONDS", 1)
+    started = time.monotonic()
+    problem = feedback.write_feedback(course, "01-attention", "alice", "sqlite://")
+    assert time.monotonic() - started < 10, "the time limit did not stop the rendering"
+    assert problem is not None and "longer than 1 s" in problem, problem
+    page = (course.feedback_directory / "alice" / "01-attention" / "attention.html").read_text(encoding="utf-8")
+    assert "could not be made within 1 seconds" in page, page

@@ -50,6 +50,10 @@ STUDENT_ID_HELP = (
     "a student id is 1 to 64 ASCII letters, digits, '.', '_', '-' or '@', starting with a letter or a digit"
 )
 MAX_NOTEBOOK_BYTES = 20 * 2**20  # the largest honest notebook of the course, with outputs, is well under 1 MB
+# What a notebook may hold beyond the released one (a learner adds cells of scratch work and notes): every later
+# step's work grows with the cells and the Markdown, and rendering 20,000 small cells took minutes.
+EXTRA_CELLS, CELLS_PER_RELEASED_CELL = 200, 3
+EXTRA_MARKDOWN_CHARACTERS, MARKDOWN_PER_RELEASED_CHARACTER = 200_000, 4
 MAX_TIMESTAMP_BYTES = 200
 TIMESTAMP_FILE, SECRET_FILE = "timestamp.txt", "submission_secret.txt"  # nbgrader's names
 
@@ -313,6 +317,7 @@ def _taken_in(submissions: Path, student_id: str, assignment: str, given: Given)
         content = read_regular_file(folder / file_name)
         notebook = parse_notebook(content, file_name)
         released = given.released[name]
+        check_size(notebook, released, file_name)
         restored_metadata += _restore_stripped_metadata(notebook, released)
         if not _answer_and_test_cells(notebook) & _answer_and_test_cells(released):
             other = ", ".join(sorted(_answer_and_test_cells(notebook))[:3]) or "no nbgrader answer or test cells"
@@ -331,6 +336,32 @@ def _taken_in(submissions: Path, student_id: str, assignment: str, given: Given)
     if secret is not None:
         submission.kept[SECRET_FILE] = secret
     return submission
+
+
+def check_size(notebook: dict, released: dict, name: str) -> None:
+    """Refuse a notebook with far more cells or Markdown than the released one (see :data:`EXTRA_CELLS`)."""
+    cells, released_cells = len(notebook["cells"]), len(released.get("cells", []))
+    most_cells = CELLS_PER_RELEASED_CELL * released_cells + EXTRA_CELLS
+    if cells > most_cells:
+        raise Refused(
+            "refused",
+            f"{name} has {cells:,} cells; the released notebook has {released_cells}: at most "
+            f"{most_cells:,} are graded",
+        )
+    markdown, released_markdown = _markdown_characters(notebook), _markdown_characters(released)
+    most_markdown = MARKDOWN_PER_RELEASED_CHARACTER * released_markdown + EXTRA_MARKDOWN_CHARACTERS
+    if markdown > most_markdown:
+        raise Refused(
+            "refused", f"{name} has {markdown:,} characters of Markdown; at most {most_markdown:,} are graded"
+        )
+
+
+def _markdown_characters(notebook: dict) -> int:
+    return sum(
+        len("".join(cell.get("source", "")))
+        for cell in notebook.get("cells", [])
+        if cell.get("cell_type") == "markdown"
+    )
 
 
 def _unmark_duplicate_cells(notebook: dict) -> None:

@@ -40,7 +40,8 @@ STATUSES = {
     "deleted",
     "missing": "no notebook of this assignment was submitted",
     "invalid_student_id": "not graded: the folder's name is not a student id (letters, digits, '.', '_', '-', '@')",
-    "refused": "not graded: a link, a folder, a special file or an oversized file where the notebook should be",
+    "refused": "not graded: a link, a folder, a special file or an oversized file where the notebook should be, or "
+    "a notebook with far more cells or Markdown than the released one",
     "invalid_notebook": "the file is not a valid Jupyter notebook",
     "wrong_assignment": "the notebook belongs to another assignment",
     "timeout": "a cell ran past the time limit and was interrupted, or the notebook ran past its own",
