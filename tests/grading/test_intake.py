@@ -320,3 +320,21 @@ def test_a_feedback_page_that_takes_too_long_is_cut_short_with_a_page_that_says_
     assert problem is not None and "longer than 1 s" in problem, problem
     page = (course.feedback_directory / "alice" / "01-attention" / "attention.html").read_text(encoding="utf-8")
     assert "could not be made within 1 seconds" in page, page
+
+
+def test_the_chinese_notebook_a_learner_worked_in_is_the_one_graded(tmp_path):
+    """nbgrader's exchange hands out and takes back the whole folder, the Chinese notebook beside the English one."""
+    from transformer_course.grading.intake import take_in
+
+    released = _released_attention()
+    worked = json.loads(json.dumps(released))
+    answer = next(cell for cell in worked["cells"] if cell.get("metadata", {}).get("nbgrader", {}).get("solution"))
+    answer["source"] = "def project_qkv(x, w_q, w_k, w_v):\n    return x @ w_q, x @ w_k, x @ w_v\n"
+    folder = tmp_path / "li" / "01-attention"
+    (folder / "zh_CN").mkdir(parents=True)
+    (folder / "attention.ipynb").write_text(json.dumps(released), encoding="utf-8")
+    (folder / "zh_CN" / "attention.ipynb").write_text(json.dumps(worked), encoding="utf-8")
+    submission = take_in(tmp_path, "li", "01-attention", _given(released))
+    graded = submission.notebooks["attention.ipynb"]
+    assert any("x @ w_q" in cell["source"] for cell in graded["cells"]), "the English notebook, untouched, was graded"
+    assert submission.kept["attention.ipynb"] == (folder / "zh_CN" / "attention.ipynb").read_bytes()

@@ -295,12 +295,13 @@ class _ClassGrading:
         result.seconds["gradebook"] = time.perf_counter() - started
         runs = tuple(replace(self.runs[name], notebook=notebook) for name, notebook in notebooks.items())
         review = reviewers.submit(bounded_review, submission.learner_cells, submission.library_implementations)
-        return _InFlight(result, workers.submit(run_notebooks, runs), review, removed, tuple(notebooks))
+        notes = submission.notes + removed
+        return _InFlight(result, workers.submit(run_notebooks, runs), review, notes, tuple(notebooks))
 
     def _finish(self, flight: _InFlight) -> SubmissionResult:
         """Record a finished run in the gradebook and ``autograded/``, with its problems and the review's findings."""
         result = flight.result
-        result.review = "; ".join(flight.review.result() + flight.removed_scores)
+        result.review = "; ".join(flight.review.result() + flight.notes)
         try:
             outcomes = flight.run.result()
         except Exception as error:  # noqa: BLE001  (a worker that died fails its own submission only)
@@ -336,7 +337,7 @@ class _InFlight:
     result: SubmissionResult
     run: Future
     review: Future
-    removed_scores: list[str]
+    notes: list[str]  # intake's choices and the manual scores removed, for the review
     names: tuple[str, ...]  # its notebooks, in the order of the run's outcomes
 
 

@@ -281,6 +281,7 @@ class Submission:
     restored_metadata: tuple[str, ...] = ()  # cells whose stripped nbgrader metadata was given back
     learner_cells: list[tuple[str, str]] = field(default_factory=list)  # (label, source) for the review
     library_implementations: list[str] = field(default_factory=list)  # what the review looks for
+    notes: list[str] = field(default_factory=list)  # what intake chose for the learner, for the instructor's review
 
 
 def take_in(submissions: Path, student_id: str, assignment: str, given: Given) -> Submission:
@@ -314,9 +315,11 @@ def _taken_in(submissions: Path, student_id: str, assignment: str, given: Given)
     submission = Submission(student_id, folder=folder, library_implementations=given.library_implementations)
     restored_cells, restored_metadata = [], []
     for name, file_name in chosen.items():
-        content = read_regular_file(folder / file_name)
-        notebook = parse_notebook(content, file_name)
         released = given.released[name]
+        file_name, content, note = _worked_in(folder, file_name, released)
+        if note:
+            submission.notes.append(note)
+        notebook = parse_notebook(content, file_name)
         check_size(notebook, released, file_name)
         restored_metadata += _restore_stripped_metadata(notebook, released)
         if not _answer_and_test_cells(notebook) & _answer_and_test_cells(released):
@@ -336,6 +339,47 @@ def _taken_in(submissions: Path, student_id: str, assignment: str, given: Given)
     if secret is not None:
         submission.kept[SECRET_FILE] = secret
     return submission
+
+
+def _worked_in(folder: Path, file_name: str, released: dict) -> tuple[str, bytes, str]:
+    """The notebook the learner worked in: ``file_name``, or its translation in a language folder beside it.
+
+    nbgrader's exchange hands a learner the whole released folder, the Chinese notebook (``zh_CN/``) included, and
+    ``submit`` sends all of it back. The notebook whose answers differ from the released ones is graded; where both
+    hold work, the one changed last, and the review says so. Returns (its path in the folder, its bytes, a note).
+    """
+    candidates = [file_name] + [
+        f"{entry.name}/{file_name}"
+        for entry in sorted(os.scandir(folder), key=lambda entry: entry.name)
+        if entry.is_dir(follow_symlinks=False) and _kind(Path(entry.path) / file_name) == "a regular file"
+    ]
+    if len(candidates) == 1:
+        return file_name, read_regular_file(folder / file_name), ""
+    worked = []
+    for candidate in candidates:
+        content = read_regular_file(folder / candidate)
+        try:
+            answered = _answers(parse_notebook(content, candidate)) != _answers(released)
+        except Refused:
+            answered = False
+        if answered:
+            worked.append((os.lstat(folder / candidate).st_mtime, candidate, content))
+    if not worked:
+        return file_name, read_regular_file(folder / file_name), ""
+    _, chosen, content = max(worked)
+    note = ""
+    if len(worked) > 1:
+        note = f"answers in {' and '.join(sorted(path for _, path, _ in worked))}: graded {chosen}, changed last"
+    return chosen, content, note
+
+
+def _answers(notebook: dict) -> dict[str, str]:
+    """grade_id → source of a notebook's answer cells."""
+    return {
+        cell["metadata"]["nbgrader"]["grade_id"]: "".join(cell.get("source", ""))
+        for cell in notebook.get("cells", [])
+        if cell.get("metadata", {}).get("nbgrader", {}).get("solution") and "grade_id" in cell["metadata"]["nbgrader"]
+    }
 
 
 def check_size(notebook: dict, released: dict, name: str) -> None:
