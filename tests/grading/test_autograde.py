@@ -56,7 +56,7 @@ def test_solution_scores_full_marks(graded_class, assignment):
 def test_max_score_is_the_core_and_the_bonus_is_extra_credit(graded_class, assignment):
     result = graded_class["solution"]
     bonus = set(Course(REPOSITORY).policy(assignment).bonus)
-    cells = [cell["metadata"]["nbgrader"] for cell in solution_notebook(assignment)["cells"]]
+    cells = [cell["metadata"].get("nbgrader", {}) for cell in solution_notebook(assignment)["cells"]]
     graded = [cell for cell in cells if cell.get("grade")]
     core = sum(cell["points"] for cell in graded if cell["grade_id"] not in bonus)
     # the bonus a solution earns before an instructor grades its written answers: the bonus test cells'

@@ -304,3 +304,35 @@ def test_a_browser_reads_graded_points_for_a_manually_graded_answer(course, term
         driver.quit()
     assert "Score: 1 / 1" in heading, f"the written answer's heading reads {heading!r}"
     assert "score 14 of 14" in summary, f"the page's summary reads {summary!r}"
+
+
+def test_a_canvas_download_is_graded_through_the_roster_with_a_row_for_everyone_on_it(course, term, tmp_path):
+    download = tmp_path / "canvas"
+    download.mkdir()
+    (download / f"doejane_48213_90001_{NOTEBOOK}.ipynb").write_text(json.dumps(solution_notebook(ASSIGNMENT)))
+    (download / f"mallory_77777_90002_{NOTEBOOK}.ipynb").write_text(json.dumps(solution_notebook(ASSIGNMENT)))
+    roster = tmp_path / "roster.csv"
+    roster.write_text("student_id,name,lms_id\ns001,Jane Doe,48213\ns003,John Smith,48215\n", encoding="utf-8")
+    out = tmp_path / "grades.csv"
+    finished = _command(
+        course,
+        "autograde",
+        ASSIGNMENT,
+        str(download),
+        "--lms",
+        "canvas",
+        "--roster",
+        str(roster),
+        "--out",
+        str(out),
+        "--no-progress",
+        "--jobs",
+        "1",
+        "--memory-limit-mb",
+        str(TEST_LIMITS.memory_limit_mb),
+    )
+    assert finished.returncode == 0, finished.stdout + finished.stderr
+    assert f"not graded: mallory_77777_90002_{NOTEBOOK}.ipynb" in finished.stdout, finished.stdout
+    rows = _rows(out)
+    assert (rows["s001"]["status"], rows["s001"]["score"]) == ("graded", "15.0"), rows["s001"]
+    assert (rows["s003"]["status"], rows["s003"]["score"]) == ("missing", "0.0"), rows["s003"]

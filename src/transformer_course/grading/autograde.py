@@ -72,6 +72,7 @@ from .report import (
     write_csv,
 )
 from .review import bounded_review
+from .roster import Student
 from .sandbox import check_bubblewrap, remove_cgroups
 from .sandboxed_run import PackageArchive, run_notebooks, submission_run
 from .self_test import diagnosed_self_test
@@ -97,6 +98,8 @@ def autograde(
     db_url: str | None = None,
     out: Path | None = None,
     fresh: bool = False,
+    roster: dict[str, Student] | None = None,
+    late: set[str] = frozenset(),
     sandbox: bool = True,
     scheduler: str | None = None,
     progress: bool = False,
@@ -113,6 +116,9 @@ def autograde(
         out: where to write the grades CSV (optional): a row for every student of the assignment, this run's
             updated and the others kept as the gradebook has them.
         fresh: ``out`` holds this run's students only.
+        roster: the class (:func:`transformer_course.grading.roster.read_roster`): every student on it gets a row,
+            ``missing`` with score 0 when nothing was handed in, and a folder of someone not on it is flagged.
+        late: students whose submission the LMS marked late (Canvas's ``_LATE``), said in their review.
         sandbox: run each submission in bubblewrap's sandbox (False gives up its protection: the
             submission's code can then read and change everything the grader's user can).
         scheduler: address of a Dask scheduler (``tcp://HOST:PORT``) whose workers run the submissions;
@@ -137,11 +143,34 @@ def autograde(
     limits = limits or GradingLimits()
     db_url = db_url or course.default_db_url
     graded = _grade_class(course, assignment, submissions, jobs, limits, db_url, sandbox, scheduler, progress)
+    graded = _against_roster(course, assignment, graded, roster, late)
     rows = {row.student_id: row for row in class_rows(course.root, course.course_id, assignment, db_url, bonus)}
     results = [_with_points(result, rows.get(result.student_id)) for result in graded]
     if out is not None:
         write_csv(results if fresh else sorted(rows.values(), key=lambda row: row.student_id), Path(out))
     return results
+
+
+def _against_roster(
+    course: Course, assignment: str, graded: list[SubmissionResult], roster: dict[str, Student] | None, late: set[str]
+) -> list[SubmissionResult]:
+    """This run's results, with a ``missing`` row (score 0) for each student on ``roster`` who handed nothing in, and
+    the review told of a folder whose id is not on it and of work the LMS marked late."""
+    for result in graded:
+        notes = [result.review] if result.review else []
+        if roster is not None and result.student_id not in roster:
+            notes.append(f"{result.student_id} is not on the roster")
+        if result.student_id in late:
+            notes.append("the LMS marked this submission late")
+        if len(notes) != bool(result.review):
+            result.review = "; ".join(notes)
+            record(course.root, result)
+    handed_in = {result.student_id for result in graded}
+    for student_id in [] if roster is None else [student for student in roster if student not in handed_in]:
+        missing = SubmissionResult(student_id, assignment, 0.0, None, "missing", "nothing was handed in")
+        record(course.root, missing)
+        graded.append(missing)
+    return sorted(graded, key=lambda result: result.student_id)
 
 
 def _with_points(result: SubmissionResult, row: SubmissionResult | None) -> SubmissionResult:

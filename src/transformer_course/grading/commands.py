@@ -12,6 +12,7 @@ is not a notebook) ends the command with a one-line error instead of a traceback
 from __future__ import annotations
 
 import argparse
+import tempfile
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -55,6 +56,17 @@ def _register_release_and_autograde(subcommands: argparse._SubParsersAction) -> 
         help="run the submissions on the workers of this Dask scheduler (default: worker processes on this machine)",
     )
     parser.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar over the class")
+    parser.add_argument(
+        "--roster",
+        type=Path,
+        help="CSV of the class (student_id, and any of name, email, lms_id, section, extension): everyone on it gets a "
+        "row, missing with score 0 when nothing was handed in",
+    )
+    parser.add_argument(
+        "--lms",
+        choices=("canvas", "moodle"),
+        help="SUBMISSIONS is that LMS's own download (folder or zip), mapped to students through --roster",
+    )
     parser.add_argument(
         "--fresh",
         action="store_true",
@@ -100,6 +112,15 @@ def _register_after_grading(subcommands: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--out", type=Path, default=Path("grades.csv"), help="grades CSV to write (default: grades.csv)"
     )
+    parser.add_argument(
+        "--format",
+        choices=("csv", "canvas", "moodle"),
+        default="csv",
+        help="csv: the course's grades.csv; canvas: Canvas's gradebook import; moodle: Moodle's grade import "
+        "(default: csv)",
+    )
+    parser.add_argument("--roster", type=Path, help="CSV of the class: names, emails and LMS ids for the LMS's file")
+    parser.add_argument("--column", help="the assignment's column in the LMS's file (default: the assignment's name)")
     _add_gradebook_options(parser)
     parser.set_defaults(run=run_grades)
 
@@ -196,18 +217,25 @@ def run_release(arguments: argparse.Namespace) -> int:
 
 def run_autograde(arguments: argparse.Namespace) -> int:
     limits = _limits(arguments)
-    with _user_errors():
+    with _user_errors(), tempfile.TemporaryDirectory(prefix="lms-download-") as scratch:
         from .autograde import autograde
 
+        course = _course(arguments)
+        roster = _roster(arguments)
+        submissions, late = arguments.submissions, set()
+        if arguments.lms:
+            submissions, late = _unpacked(course, arguments, roster, Path(scratch))
         results = autograde(
-            _course(arguments),
+            course,
             arguments.assignment,
-            arguments.submissions,
+            submissions,
             jobs=arguments.jobs,
             limits=limits,
             db_url=arguments.db_url,
             out=arguments.out,
             fresh=arguments.fresh,
+            roster=roster,
+            late=late,
             sandbox=arguments.sandbox,
             scheduler=arguments.scheduler,
             progress=arguments.progress,
@@ -219,6 +247,28 @@ def run_autograde(arguments: argparse.Namespace) -> int:
         + f"; grades written to {arguments.out}"
     )
     return 0
+
+
+def _roster(arguments: argparse.Namespace):
+    if arguments.roster is None:
+        return None
+    from .roster import read_roster
+
+    return read_roster(arguments.roster)
+
+
+def _unpacked(course, arguments: argparse.Namespace, roster, scratch: Path) -> tuple[Path, set[str]]:
+    """The LMS's download taken into ``scratch`` (:mod:`transformer_course.grading.lms`); what maps to nobody is
+    said here, one line each, and graded nowhere."""
+    from .lms import unpack
+
+    if roster is None:
+        raise SystemExit("error: --lms needs --roster: the roster maps the LMS's ids and names to student ids")
+    notebooks = [path.name for path in course.source_notebooks(arguments.assignment)]
+    unpacked = unpack(arguments.submissions, arguments.lms, roster, notebooks, scratch / "submissions")
+    for line in unpacked.unmatched:
+        print(f"not graded: {line}")
+    return scratch / "submissions", unpacked.late
 
 
 def _print_rows(results) -> None:
@@ -238,10 +288,12 @@ def _print_rows(results) -> None:
 
 def run_grades(arguments: argparse.Namespace) -> int:
     with _user_errors():
-        from .report import class_rows, write_csv
+        from .exports import write_canvas, write_moodle
+        from .report import SubmissionResult, class_rows, write_csv
 
         course = _course(arguments)
         course.check_assignment(arguments.assignment)
+        roster = _roster(arguments) or {}
         rows = class_rows(
             course.root,
             course.course_id,
@@ -249,9 +301,26 @@ def run_grades(arguments: argparse.Namespace) -> int:
             arguments.db_url or course.default_db_url,
             course.bonus_cells(arguments.assignment),
         )
-        write_csv(rows, arguments.out)
+        known = {row.student_id for row in rows}
+        maximum = next((row.max_score for row in rows), None)
+        rows += [
+            SubmissionResult(student, arguments.assignment, 0.0, maximum, "missing", "nothing was handed in")
+            for student in roster
+            if student not in known
+        ]
+        rows.sort(key=lambda row: row.student_id)
+        column = arguments.column or arguments.assignment
+        if arguments.format == "canvas":
+            write_canvas(rows, roster, column, arguments.out)
+        elif arguments.format == "moodle":
+            write_moodle(rows, roster, column, arguments.out)
+        else:
+            write_csv(rows, arguments.out)
     _print_rows(rows)
-    print(f"{len(rows)} students; grades written to {arguments.out}")
+    waiting = [row.student_id for row in rows if row.pending_manual_points]
+    if waiting and arguments.format != "csv":
+        print(f"no grade exported for {', '.join(waiting)}: written answers not graded yet")
+    print(f"{len(rows)} students; grades written to {arguments.out} ({arguments.format})")
     return 0
 
 
@@ -299,8 +368,6 @@ def run_check(arguments: argparse.Namespace) -> int:
 def run_sandbox_check(limits: GradingLimits) -> int:
     """The grader's self-test, for an instructor before the deadline: one line saying whether it passed."""
     with _user_errors():
-        import tempfile
-
         from .redaction import redacted_package
         from .sandbox import check_bubblewrap
         from .self_test import diagnosed_self_test

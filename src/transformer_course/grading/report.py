@@ -135,6 +135,8 @@ def class_rows(
                 row.submitted_at = datetime.fromisoformat(kept["submitted_at"])
             if row.status in GRADED_STATUSES and student_id in in_gradebook:
                 _add_points(row, gradebook.find_submission(assignment, student_id), bonus)
+            elif row.status == "missing":
+                row.score = 0.0  # nothing handed in earns nothing, and an LMS must not read it as "not graded"
             rows.append(row)
     return rows
 
