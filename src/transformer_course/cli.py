@@ -5,6 +5,7 @@ Instructors:
     transformer-course autograde ASSIGNMENT SUBMISSIONS_DIR    grade a class into the gradebook
     transformer-course grades ASSIGNMENT                       grades.csv again, written answers' scores included
     transformer-course feedback ASSIGNMENT [--zip DIR]         the feedback pages again, for learners
+    transformer-course similarity ASSIGNMENT SUBMISSIONS_DIR   an HTML report of alike code (scores unchanged)
     transformer-course publish DIR                             the learners' copy: no solutions or hidden tests
 Learners:
     transformer-course check NOTEBOOK.ipynb                    run a notebook's visible tests
@@ -30,7 +31,15 @@ from .data.download import DownloadError
 # group only, so that ``check`` and ``autograde`` start without the training stack or matplotlib
 # (tests/test_cli.py checks these names against what each module registers).
 COMMAND_GROUPS = {
-    "transformer_course.grading.commands": ("release", "autograde", "check", "grades", "feedback", "publish"),
+    "transformer_course.grading.commands": (
+        "release",
+        "autograde",
+        "check",
+        "grades",
+        "feedback",
+        "similarity",
+        "publish",
+    ),
     "transformer_course.training.commands": ("train", "evaluate"),
     "transformer_course.book_programs.commands": ("record", "variations", "table2"),
 }

@@ -139,6 +139,21 @@ def _register_after_grading(subcommands: argparse._SubParsersAction) -> None:
     parser.set_defaults(run=run_feedback)
 
     parser = subcommands.add_parser(
+        "similarity",
+        help="compare the learners' own code across the class and write an HTML report (instructors; scores unchanged)",
+    )
+    parser.add_argument("assignment", help="e.g. 01-attention")
+    parser.add_argument("submissions", type=Path, help="directory of <student_id>/<notebook>.ipynb, as for autograde")
+    parser.add_argument("--out", type=Path, default=Path("similarity.html"), help="(default: similarity.html)")
+    parser.add_argument(
+        "--threshold", type=float, default=0.5, help="share of one learner's code found in another's that is reported"
+    )
+    parser.add_argument("--roster", type=Path, help="with --lms: the class, mapping the LMS's files to students")
+    parser.add_argument("--lms", choices=("canvas", "moodle"), help="SUBMISSIONS is that LMS's own download")
+    parser.add_argument("--course-root", type=Path, help="course directory (default: found from the working directory)")
+    parser.set_defaults(run=run_similarity)
+
+    parser = subcommands.add_parser(
         "publish",
         help="write the learners' copy of the course into DIR: book, exercises and package, without solutions/ or "
         "hidden tests (instructors)",
@@ -339,6 +354,23 @@ def run_feedback(arguments: argparse.Namespace) -> int:
         f"{len(problems)} students' feedback in {where}"
         + (f"; {len(archives)} archives in {arguments.zip}" if arguments.zip else "")
     )
+    return 0
+
+
+def run_similarity(arguments: argparse.Namespace) -> int:
+    with _user_errors(), tempfile.TemporaryDirectory(prefix="lms-download-") as scratch:
+        from .similarity import similarity_report
+
+        course = _course(arguments)
+        course.check_assignment(arguments.assignment)
+        submissions = arguments.submissions
+        if arguments.lms:
+            submissions, _ = _unpacked(course, arguments, _roster(arguments), Path(scratch))
+        pairs = similarity_report(course, arguments.assignment, submissions, arguments.out, arguments.threshold)
+    for pair in pairs:
+        shares = f"{pair.first_share:.0%} / {pair.second_share:.0%}"
+        print(f"{pair.first} ~ {pair.second}: {shares} ({pair.shared_tokens} tokens)")
+    print(f"{len(pairs)} pairs at or above {arguments.threshold:.0%}; report in {arguments.out}; scores unchanged")
     return 0
 
 

@@ -121,6 +121,11 @@ class Course:
         self.check_assignment(assignment)
         return sorted((self.source_directory / assignment).glob("*.ipynb"))
 
+    def released_notebooks(self, assignment: str) -> list[Path]:
+        """The learner notebooks of ``assignment`` that ``release`` wrote (``exercises/<assignment>/*.ipynb``)."""
+        self.check_assignment(assignment)
+        return sorted((self.release_directory / assignment).glob("*.ipynb"))
+
     def source_notebook(self, assignment: str, notebook_id: str) -> dict:
         """The source notebook ``notebook_id`` (its name without ``.ipynb``) of ``assignment``, as JSON."""
         return read_json_notebook(self.source_directory / assignment / f"{notebook_id}.ipynb")

@@ -103,10 +103,25 @@ def record(course_root: Path, result: SubmissionResult) -> None:
         "submitted_at": result.submitted_at.isoformat() if result.submitted_at else None,
         "recorded_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
     }
+    _write_records(path, records)
+
+
+def _write_records(path: Path, records: dict[str, dict]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.NamedTemporaryFile("w", dir=path.parent, suffix=".tmp", delete=False, encoding="utf-8") as file:
         json.dump(dict(sorted(records.items())), file, indent=1, ensure_ascii=False)
     os.replace(file.name, path)  # whole or not at all, whenever the run is stopped
+
+
+def add_review(course_root: Path, assignment: str, student_id: str, finding: str) -> None:
+    """Add ``finding`` to ``student_id``'s review in the run record (once), leaving the rest of the record as it is."""
+    path = records_path(course_root, assignment)
+    records = read_records(course_root, assignment)
+    kept = records.setdefault(student_id, {"status": "graded", "message": "", "review": "", "submitted_at": None})
+    findings = [item for item in kept["review"].split("; ") if item]
+    if finding not in findings:
+        kept["review"] = "; ".join([*findings, finding])
+        _write_records(path, records)
 
 
 def class_rows(
