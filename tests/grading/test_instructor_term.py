@@ -336,3 +336,18 @@ def test_a_canvas_download_is_graded_through_the_roster_with_a_row_for_everyone_
     rows = _rows(out)
     assert (rows["s001"]["status"], rows["s001"]["score"]) == ("graded", "15.0"), rows["s001"]
     assert (rows["s003"]["status"], rows["s003"]["score"]) == ("missing", "0.0"), rows["s003"]
+
+
+def test_a_late_policy_charges_the_time_nbgrader_recorded(course, term, tmp_path):
+    policy_file = course.source_directory / ASSIGNMENT / "grading.yml"
+    original = policy_file.read_text(encoding="utf-8")
+    policy_file.write_text(original + "\nlate_policy: {deduct: 0.1, per: hour, cap: 0.5}\n", encoding="utf-8")
+    try:
+        out = tmp_path / "grades.csv"
+        # Everyone handed in at 12:00 UTC: due at 11:00, they are an hour late (one hour started, a tenth of 14).
+        finished = _command(course, "grades", ASSIGNMENT, "--out", str(out), "--due", "2026-11-20T12:00:00+01:00")
+    finally:
+        policy_file.write_text(original, encoding="utf-8")
+    assert finished.returncode == 0, finished.stderr
+    carol = _rows(out)["carol"]
+    assert (carol["submitted_at"], carol["late_by"], carol["penalty"]) == ("2026-11-20T12:00:00+00:00", "1.0", "1.4")

@@ -49,6 +49,7 @@ from collections import deque
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
+from datetime import datetime
 from pathlib import Path
 
 from tqdm.auto import tqdm
@@ -100,6 +101,8 @@ def autograde(
     fresh: bool = False,
     roster: dict[str, Student] | None = None,
     late: set[str] = frozenset(),
+    due: datetime | None = None,
+    times: dict[str, datetime] | None = None,
     sandbox: bool = True,
     scheduler: str | None = None,
     progress: bool = False,
@@ -119,6 +122,8 @@ def autograde(
         roster: the class (:func:`transformer_course.grading.roster.read_roster`): every student on it gets a row,
             ``missing`` with score 0 when nothing was handed in, and a folder of someone not on it is flagged.
         late: students whose submission the LMS marked late (Canvas's ``_LATE``), said in their review.
+        due: when the assignment was due (in place of ``due:`` in its ``grading.yml``), with its time zone.
+        times: student id → submission time, from the LMS (in place of nbgrader's ``timestamp.txt``).
         sandbox: run each submission in bubblewrap's sandbox (False gives up its protection: the
             submission's code can then read and change everything the grader's user can).
         scheduler: address of a Dask scheduler (``tcp://HOST:PORT``) whose workers run the submissions;
@@ -134,7 +139,7 @@ def autograde(
             several submissions in a row found it so; no grade is written.
     """
     course.check_assignment(assignment)
-    bonus = course.bonus_cells(assignment)
+    course.bonus_cells(assignment)  # a grading.yml that names cells the notebook lacks stops the run before it starts
     submissions = Path(submissions)
     if not submissions.is_dir():
         raise NotADirectoryError(f"submissions directory {submissions} does not exist")
@@ -143,28 +148,36 @@ def autograde(
     limits = limits or GradingLimits()
     db_url = db_url or course.default_db_url
     graded = _grade_class(course, assignment, submissions, jobs, limits, db_url, sandbox, scheduler, progress)
-    graded = _against_roster(course, assignment, graded, roster, late)
-    rows = {row.student_id: row for row in class_rows(course.root, course.course_id, assignment, db_url, bonus)}
+    graded = _in_context(course, assignment, graded, roster, late, times or {})
+    rows = {row.student_id: row for row in class_rows(course, assignment, db_url, due)}
     results = [_with_points(result, rows.get(result.student_id)) for result in graded]
     if out is not None:
         write_csv(results if fresh else sorted(rows.values(), key=lambda row: row.student_id), Path(out))
     return results
 
 
-def _against_roster(
-    course: Course, assignment: str, graded: list[SubmissionResult], roster: dict[str, Student] | None, late: set[str]
+def _in_context(
+    course: Course,
+    assignment: str,
+    graded: list[SubmissionResult],
+    roster: dict[str, Student] | None,
+    late: set[str],
+    times: dict[str, datetime],
 ) -> list[SubmissionResult]:
-    """This run's results, with a ``missing`` row (score 0) for each student on ``roster`` who handed nothing in, and
-    the review told of a folder whose id is not on it and of work the LMS marked late."""
+    """This run's results with what the class list and the LMS say: a ``missing`` row (score 0) for each student on
+    ``roster`` who handed nothing in, a folder whose id is not on it flagged, extensions and the LMS's submission
+    times kept in the run record, and work the LMS marked late without a time said in the review."""
     for result in graded:
         notes = [result.review] if result.review else []
         if roster is not None and result.student_id not in roster:
             notes.append(f"{result.student_id} is not on the roster")
-        if result.student_id in late:
-            notes.append("the LMS marked this submission late")
-        if len(notes) != bool(result.review):
-            result.review = "; ".join(notes)
-            record(course.root, result)
+        result.submitted_at = times.get(result.student_id, result.submitted_at)
+        if result.student_id in late and result.submitted_at is None:
+            notes.append("the LMS marked this submission late; no time was given, so no late penalty was charged")
+        if roster is not None and result.student_id in roster:
+            result.extension_days = roster[result.student_id].extension_days
+        result.review = "; ".join(notes)
+        record(course.root, result)
     handed_in = {result.student_id for result in graded}
     for student_id in [] if roster is None else [student for student in roster if student not in handed_in]:
         missing = SubmissionResult(student_id, assignment, 0.0, None, "missing", "nothing was handed in")
@@ -178,6 +191,7 @@ def _with_points(result: SubmissionResult, row: SubmissionResult | None) -> Subm
     if row is not None:
         result.score, result.max_score = row.score, row.max_score
         result.pending_manual_points, result.bonus_score = row.pending_manual_points, row.bonus_score
+        result.late_by, result.penalty = row.late_by, row.penalty
     return result
 
 

@@ -68,6 +68,12 @@ def _register_release_and_autograde(subcommands: argparse._SubParsersAction) -> 
         help="SUBMISSIONS is that LMS's own download (folder or zip), mapped to students through --roster",
     )
     parser.add_argument(
+        "--due", type=_due, help="when it was due, e.g. 2026-11-20T23:59:00+01:00 (default: grading.yml)"
+    )
+    parser.add_argument(
+        "--times", type=Path, help="CSV of submission times from the LMS (student_id, time): in place of timestamp.txt"
+    )
+    parser.add_argument(
         "--fresh",
         action="store_true",
         help="write only this run's students to --out (default: every student of the assignment, this run's rows "
@@ -120,6 +126,9 @@ def _register_after_grading(subcommands: argparse._SubParsersAction) -> None:
         "(default: csv)",
     )
     parser.add_argument("--roster", type=Path, help="CSV of the class: names, emails and LMS ids for the LMS's file")
+    parser.add_argument(
+        "--due", type=_due, help="when it was due, e.g. 2026-11-20T23:59:00+01:00 (default: grading.yml)"
+    )
     parser.add_argument("--column", help="the assignment's column in the LMS's file (default: the assignment's name)")
     _add_gradebook_options(parser)
     parser.set_defaults(run=run_grades)
@@ -163,6 +172,16 @@ def _register_after_grading(subcommands: argparse._SubParsersAction) -> None:
     parser.set_defaults(run=run_publish)
 
 
+def _due(text: str):
+    """``--due``: a date and time with its zone (an argparse type, so that a mistake is argparse's one line)."""
+    from .lateness import LatenessError, parse_due
+
+    try:
+        return parse_due(text, "--due")
+    except LatenessError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
 def _add_limits(parser: argparse.ArgumentParser, **defaults: int) -> None:
     """An option for every field of :class:`GradingLimits`, with its default (or the one given here)."""
     for limit in fields(GradingLimits):
@@ -194,6 +213,7 @@ def _user_errors() -> Iterator[None]:
 
         from .autograde import GradingStopped
         from .course import CourseError
+        from .lateness import LatenessError
         from .sandbox import SandboxUnavailable
     except ModuleNotFoundError as error:
         raise SystemExit(
@@ -204,6 +224,7 @@ def _user_errors() -> Iterator[None]:
         yield
     except (
         CourseError,
+        LatenessError,
         GradingStopped,
         SandboxUnavailable,
         FileNotFoundError,
@@ -251,6 +272,8 @@ def run_autograde(arguments: argparse.Namespace) -> int:
             fresh=arguments.fresh,
             roster=roster,
             late=late,
+            due=arguments.due,
+            times=_times(arguments),
             sandbox=arguments.sandbox,
             scheduler=arguments.scheduler,
             progress=arguments.progress,
@@ -270,6 +293,14 @@ def _roster(arguments: argparse.Namespace):
     from .roster import read_roster
 
     return read_roster(arguments.roster)
+
+
+def _times(arguments: argparse.Namespace):
+    if arguments.times is None:
+        return None
+    from .lateness import read_times
+
+    return read_times(arguments.times)
 
 
 def _unpacked(course, arguments: argparse.Namespace, roster, scratch: Path) -> tuple[Path, set[str]]:
@@ -309,13 +340,7 @@ def run_grades(arguments: argparse.Namespace) -> int:
         course = _course(arguments)
         course.check_assignment(arguments.assignment)
         roster = _roster(arguments) or {}
-        rows = class_rows(
-            course.root,
-            course.course_id,
-            arguments.assignment,
-            arguments.db_url or course.default_db_url,
-            course.bonus_cells(arguments.assignment),
-        )
+        rows = class_rows(course, arguments.assignment, arguments.db_url or course.default_db_url, arguments.due)
         known = {row.student_id for row in rows}
         maximum = next((row.max_score for row in rows), None)
         rows += [

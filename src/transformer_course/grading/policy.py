@@ -12,6 +12,9 @@
     # leaves them out, and its bonus_score shows what of the score they gave.
     bonus:
       - test-cosine
+    # Optional: when it is due (with its time zone), and what lateness costs (transformer_course.grading.lateness).
+    due: 2026-11-20T23:59:00+01:00
+    late_policy: {deduct: 0.1, per: day, cap: 0.5, zero_after_days: 7}
     # Optional: seconds a cell of this assignment may run, where its work needs more than the class's
     # limit (the final project's graded training). The longer of the two applies.
     cell_timeout: 600
@@ -24,10 +27,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from pathlib import Path
 
 import yaml
 
+from .lateness import LatePolicy, parse_due
 from .limits import GradingLimits
 
 POLICY_FILE = "grading.yml"
@@ -39,6 +44,8 @@ class GradingPolicy:
     library_implementations: list[str] = field(default_factory=list)
     bonus: list[str] = field(default_factory=list)
     cell_timeout: int | None = None
+    due: datetime | None = None  # in UTC (transformer_course.grading.lateness)
+    late_policy: LatePolicy = field(default_factory=LatePolicy)
 
     @classmethod
     def from_file(cls, path: Path) -> GradingPolicy:
@@ -51,14 +58,17 @@ class GradingPolicy:
         if not path.is_file():
             return cls()
         values = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-        known = {"learner_writes", "library_implementations", "bonus", "cell_timeout"}
+        known = {"learner_writes", "library_implementations", "bonus", "cell_timeout", "due", "late_policy"}
         if not isinstance(values, dict) or set(values) - known:
             raise ValueError(f"{path}: expected only the keys {', '.join(sorted(known))}")
+        if values.get("due") is not None:
+            values["due"] = parse_due(values["due"], str(path))
+        values["late_policy"] = LatePolicy.from_setting(values.get("late_policy"), str(path))
         seconds = values.get("cell_timeout")
         if seconds is not None and (type(seconds) is not int or seconds <= 0):
             raise ValueError(f"{path}: cell_timeout must be a positive whole number of seconds, got {seconds!r}")
         for key, names in values.items():
-            if key == "cell_timeout":
+            if key in ("cell_timeout", "due", "late_policy"):
                 continue
             # grade_ids may hold hyphens ("test-cosine"); Python's dotted names may not
             kind, pattern = ("grade_ids", r"[A-Za-z0-9_-]+") if key == "bonus" else ("dotted names", r"[\w.]+")

@@ -31,7 +31,9 @@ from pathlib import Path
 
 from nbgrader.api import Gradebook, MissingEntry
 
+from .course import Course
 from .execute import KERNEL_NOT_STARTED_STATUS
+from .lateness import LatePolicy, late_by
 
 # Every status a submission can end with, and what it means (README's table is held to it by a test).
 STATUSES = {
@@ -57,7 +59,7 @@ GRADED_STATUSES = ("graded", "tests_restored", "timeout", "memory_limit", "kerne
 
 CSV_COLUMNS = [
     *("student_id", "assignment", "score", "max_score", "status", "message", "review"),
-    *("pending_manual_points", "bonus_score"),
+    *("pending_manual_points", "bonus_score", "submitted_at", "late_by", "penalty"),
 ]
 RECORDS_DIRECTORY = "grading_records"
 
@@ -75,7 +77,10 @@ class SubmissionResult:
     review: str = ""
     pending_manual_points: float | None = None
     bonus_score: float | None = None
-    submitted_at: datetime | None = field(default=None, repr=False)  # from nbgrader's timestamp.txt
+    submitted_at: datetime | None = None  # from nbgrader's timestamp.txt or the LMS's times file
+    late_by: float | None = None  # hours past the due date (extension included); 0 when on time
+    penalty: float | None = None  # points the late policy took from score
+    extension_days: float = field(default=0.0, repr=False)  # the roster's, kept in the run record (not in the CSV)
     seconds: dict[str, float] = field(default_factory=dict, repr=False)  # by step, for benchmarks (not in the CSV)
 
 
@@ -101,6 +106,7 @@ def record(course_root: Path, result: SubmissionResult) -> None:
         "message": result.message,
         "review": result.review,
         "submitted_at": result.submitted_at.isoformat() if result.submitted_at else None,
+        "extension_days": result.extension_days,
         "recorded_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
     }
     _write_records(path, records)
@@ -124,13 +130,13 @@ def add_review(course_root: Path, assignment: str, student_id: str, finding: str
         _write_records(path, records)
 
 
-def class_rows(
-    course_root: Path, course_id: str, assignment: str, db_url: str, bonus: set[str], students: set[str] | None = None
-) -> list[SubmissionResult]:
-    """One row per student the run record or the gradebook knows for ``assignment`` (only ``students`` if given),
-    sorted by student id, with every point read from the gradebook."""
-    records = read_records(course_root, assignment)
-    with Gradebook(db_url, course_id=course_id) as gradebook:
+def class_rows(course: Course, assignment: str, db_url: str, due: datetime | None = None) -> list[SubmissionResult]:
+    """One row per student the run record or the gradebook knows for ``assignment``, sorted by student id, with every
+    point read from the gradebook and lateness charged as ``grading.yml`` says (``due`` in place of its due date)."""
+    policy = course.policy(assignment)
+    bonus, due = course.bonus_cells(assignment), due or policy.due
+    records = read_records(course.root, assignment)
+    with Gradebook(db_url, course_id=course.course_id) as gradebook:
         try:
             notebooks = gradebook.find_assignment(assignment).notebooks
         except MissingEntry:
@@ -139,21 +145,32 @@ def class_rows(
             cell.max_score for notebook in notebooks for cell in notebook.grade_cells if cell.name not in bonus
         )
         in_gradebook = {submission.student.id for submission in gradebook.assignment_submissions(assignment)}
-        known = (set(records) | in_gradebook) if students is None else set(students)
         rows = []
-        for student_id in sorted(known):
+        for student_id in sorted(set(records) | in_gradebook):
             kept = records.get(student_id, {"status": "graded", "message": "", "review": ""})
             row = SubmissionResult(
                 student_id, assignment, None, core_maximum, kept["status"], kept["message"], kept["review"]
             )
             if kept.get("submitted_at"):
                 row.submitted_at = datetime.fromisoformat(kept["submitted_at"])
+            row.extension_days = kept.get("extension_days", 0.0)
             if row.status in GRADED_STATUSES and student_id in in_gradebook:
                 _add_points(row, gradebook.find_submission(assignment, student_id), bonus)
+                _charge_lateness(row, due, policy.late_policy)
             elif row.status == "missing":
                 row.score = 0.0  # nothing handed in earns nothing, and an LMS must not read it as "not graded"
             rows.append(row)
     return rows
+
+
+def _charge_lateness(row: SubmissionResult, due: datetime | None, policy: LatePolicy) -> None:
+    """``late_by`` (hours) and ``penalty`` of a graded row, the penalty taken from its score."""
+    lateness = late_by(row.submitted_at, due, row.extension_days)
+    if lateness is None:
+        return
+    row.late_by = round(max(lateness.total_seconds(), 0.0) / 3600, 2)
+    row.penalty = round(policy.penalty(row.score, row.max_score, lateness), 4)
+    row.score -= row.penalty
 
 
 def _add_points(row: SubmissionResult, submission, bonus: set[str]) -> None:
@@ -166,15 +183,16 @@ def _add_points(row: SubmissionResult, submission, bonus: set[str]) -> None:
 
 def write_csv(results: list[SubmissionResult], path: Path) -> None:
     """Write ``path``: a header of :data:`CSV_COLUMNS` (``student_id, assignment, score, max_score, status,
-    message, review, pending_manual_points, bonus_score``, as README documents them) and one row per result. A
-    text field that a spreadsheet would read as a formula (see :func:`_spreadsheet_safe`) is written with a
-    leading ``'``."""
+    message, review, pending_manual_points, bonus_score, submitted_at, late_by, penalty``, as README documents
+    them) and one row per result. A text field that a spreadsheet would read as a formula (see
+    :func:`_spreadsheet_safe`) is written with a leading ``'``."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w", newline="", encoding="utf-8") as file:
         writer = csv.DictWriter(file, fieldnames=CSV_COLUMNS)
         writer.writeheader()
         for result in results:
             row = asdict(result)
+            row["submitted_at"] = result.submitted_at.isoformat() if result.submitted_at else None
             writer.writerow({column: _spreadsheet_safe(row[column]) for column in CSV_COLUMNS})
 
 
