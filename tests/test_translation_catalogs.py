@@ -4,12 +4,21 @@ numbers, formulas, code, citations and link targets of its English source."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
 from transformer_course.book_programs.editions import LANGUAGES, LOCALE, toc_pages
-from transformer_course.book_programs.translation import lost_placeholders, placeholders
+from transformer_course.book_programs.translation import (
+    DISPLAY_MATH,
+    INLINE_CODE,
+    INLINE_MATH,
+    LINK_ADDRESS,
+    ROLE,
+    lost_placeholders,
+    placeholders,
+)
 
 pofile = pytest.importorskip("babel.messages.pofile", reason="needs Babel (the book extra brings it with Sphinx)")
 
@@ -93,3 +102,82 @@ def test_every_translation_keeps_the_bold_and_italics_of_its_source(case):
         if message.string and _emphasis(message.id, markdown) != _emphasis(message.string, markdown)
     ]
     assert not lost, f"bold or italics lost (put a space between the Chinese and the **): {lost[:5]}"
+
+
+# The Chinese edition's terminology (book/locale/zh_CN/TERMS.md): one Chinese term for each English one.
+TERMS = ROOT / LOCALE / "zh_CN" / "TERMS.md"
+TERM_PAGES = [  # the chapters, intro included; the exercise pages have catalogs of their own
+    page for page in toc_pages(ROOT) if page.startswith("book/") and Path(page).name not in {"glossary", "bibliography"}
+]
+NOT_PROSE = [ROLE, DISPLAY_MATH, INLINE_MATH, INLINE_CODE, LINK_ADDRESS]
+
+
+def terminology() -> list[tuple[str, str, list[str], str]]:
+    """(English, Chinese, avoided patterns, zh.d2l.ai's word) for each row of TERMS.md's table."""
+    rows = []
+    for line in TERMS.read_text(encoding="utf-8").splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if not line.startswith("|") or len(cells) != 4 or cells[0] == "English" or set(cells[0]) <= set("-:"):
+            continue
+        english, chinese, avoided, d2l = cells
+        rows.append((english, chinese, [pattern for pattern in avoided.split("、") if pattern], d2l))
+    return rows
+
+
+def english_prose(message: str) -> str:
+    """The words of a source message, without its roles, math and code."""
+    for pattern in NOT_PROSE:
+        message = pattern.sub(" ", message)
+    return message
+
+
+def mentions(english: str, prose: str) -> bool:
+    return re.search(rf"\b{re.escape(english)}(?:e?s)?\b", prose, re.IGNORECASE) is not None
+
+
+def test_the_terminology_table_gives_each_english_term_one_chinese_term():
+    rows = terminology()
+    assert len(rows) > 20, f"TERMS.md's table was not read: {len(rows)} rows"
+    english = [row[0].lower() for row in rows]
+    assert len(english) == len(set(english)), f"an English term listed twice: {english}"
+    clashes = [(row[1], pattern) for row in rows for pattern in row[2] if re.search(pattern, row[1])]
+    assert not clashes, f"a Chinese term is also one of its avoided variants: {clashes}"
+
+
+def test_an_entry_that_mentions_a_term_is_checked_for_its_chinese_term():
+    assert mentions("batch", english_prose("Random batches of {glue:text}`p.md::batch_size:s` pairs"))
+    assert not mentions("batch", english_prose("`batch_size` and BatchNorm"))
+    assert mentions("cell", "the next cells")
+
+
+@pytest.mark.parametrize("page", TERM_PAGES)
+def test_every_translation_uses_the_terminology_tables_chinese_term(page):
+    missing = []
+    for message in messages("zh_CN", page):
+        if not message.string or message.string == message.id:
+            continue  # a formula or a name, the same in both editions
+        prose = english_prose(message.id)
+        missing += [
+            f"{english} → {chinese}: {message.string[:50]!r}"
+            for english, chinese, _, _ in terminology()
+            if mentions(english, prose) and chinese not in message.string
+        ]
+    assert not missing, f"{len(missing)} translations without the table's term (TERMS.md): {missing[:5]}"
+
+
+@pytest.mark.parametrize("page", TERM_PAGES)
+def test_no_translation_uses_an_avoided_variant_of_a_term(page):
+    found = [
+        f"{pattern} (say {chinese}): {message.string[:50]!r}"
+        for message in messages("zh_CN", page)
+        for _, chinese, avoided, _ in terminology()
+        for pattern in avoided
+        if re.search(pattern, message.string)
+    ]
+    assert not found, f"{len(found)} translations use a variant TERMS.md avoids: {found[:5]}"
+
+
+def test_the_chinese_glossary_names_zh_d2l_ais_word_where_it_differs():
+    glossary = " ".join(message.string for message in messages("zh_CN", "book/glossary"))
+    missing = [(chinese, d2l) for _, chinese, _, d2l in terminology() if d2l and d2l != chinese and d2l not in glossary]
+    assert not missing, f"the glossary does not give zh.d2l.ai's word beside the course's: {missing}"
