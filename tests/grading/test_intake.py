@@ -260,6 +260,7 @@ def _released_attention() -> dict:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
+@pytest.mark.needs_nbgrader  # nbgrader's checksums
 def test_a_notebook_of_twenty_thousand_small_cells_is_refused_at_intake(tmp_path):
     from transformer_course.grading.intake import take_in
 
@@ -272,6 +273,7 @@ def test_a_notebook_of_twenty_thousand_small_cells_is_refused_at_intake(tmp_path
     assert "20," in submission.rejection[1] and "cells" in submission.rejection[1], submission.rejection
 
 
+@pytest.mark.needs_nbgrader  # nbgrader's checksums
 def test_a_notebook_with_some_cells_of_notes_added_is_taken_in(tmp_path):
     from transformer_course.grading.intake import take_in
 
@@ -285,6 +287,7 @@ def test_a_notebook_with_some_cells_of_notes_added_is_taken_in(tmp_path):
     assert submission.rejection is None, submission.rejection
 
 
+@pytest.mark.needs_nbgrader  # nbgrader's checksums
 def test_intake_changes_nothing_in_the_folder_it_reads(tmp_path):
     from transformer_course.grading.intake import take_in
 
@@ -299,6 +302,7 @@ def test_intake_changes_nothing_in_the_folder_it_reads(tmp_path):
     assert sorted(submission.kept) == ["attention.ipynb", "submission_secret.txt", "timestamp.txt"], submission.kept
 
 
+@pytest.mark.needs_nbgrader  # nbgrader's checksums
 def test_a_feedback_page_that_takes_too_long_is_cut_short_with_a_page_that_says_so(tmp_path, monkeypatch):
     import time
 
@@ -322,6 +326,7 @@ def test_a_feedback_page_that_takes_too_long_is_cut_short_with_a_page_that_says_
     assert "could not be made within 1 seconds" in page, page
 
 
+@pytest.mark.needs_nbgrader  # nbgrader's checksums
 def test_the_chinese_notebook_a_learner_worked_in_is_the_one_graded(tmp_path):
     """nbgrader's exchange hands out and takes back the whole folder, the Chinese notebook beside the English one."""
     from transformer_course.grading.intake import take_in

@@ -13,12 +13,14 @@ from pathlib import Path
 import pytest
 from suite_layers import NBGRADER_MISSING
 
-pytest.importorskip("nbformat", reason=NBGRADER_MISSING)  # intake reads notebooks with it
+pytest.importorskip("nbgrader", reason=NBGRADER_MISSING)  # the grades come from nbgrader's gradebook
 
 from transformer_course.grading.exports import write_canvas, write_moodle
 from transformer_course.grading.lms import unpack
 from transformer_course.grading.report import SubmissionResult
 from transformer_course.grading.roster import RosterError, read_roster
+
+pytestmark = pytest.mark.needs_nbgrader
 
 NOTEBOOK = "attention.ipynb"
 ROSTER = """student_id,name,email,lms_id,section,extension

@@ -43,8 +43,6 @@ import nbformat
 from dateutil import tz
 from dateutil.parser import isoparse
 
-from .course import edited_locked_cells
-
 STUDENT_ID_RULE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,63}")
 STUDENT_ID_HELP = (
     "a student id is 1 to 64 ASCII letters, digits, '.', '_', '-' or '@', starting with a letter or a digit"
@@ -296,6 +294,8 @@ def take_in(submissions: Path, student_id: str, assignment: str, given: Given) -
 
 
 def _taken_in(submissions: Path, student_id: str, assignment: str, given: Given) -> Submission:
+    from .course import edited_locked_cells  # nbgrader's checksums: intake's other checks run without nbgrader
+
     check_student_id(student_id)
     folder = real_directory(submissions / student_id, f"the folder {student_id!r}")
     names = {entry.name for entry in os.scandir(folder)}
