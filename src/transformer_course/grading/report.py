@@ -119,15 +119,15 @@ def _write_records(path: Path, records: dict[str, dict]) -> None:
     os.replace(file.name, path)  # whole or not at all, whenever the run is stopped
 
 
-def add_review(course_root: Path, assignment: str, student_id: str, finding: str) -> None:
-    """Add ``finding`` to ``student_id``'s review in the run record (once), leaving the rest of the record as it is."""
+def add_reviews(course_root: Path, assignment: str, findings: dict[str, list[str]]) -> None:
+    """Add each student's ``findings`` to their review in the run record (each once), leaving the rest as it is."""
     path = records_path(course_root, assignment)
     records = read_records(course_root, assignment)
-    kept = records.setdefault(student_id, {"status": "graded", "message": "", "review": "", "submitted_at": None})
-    findings = [item for item in kept["review"].split("; ") if item]
-    if finding not in findings:
-        kept["review"] = "; ".join([*findings, finding])
-        _write_records(path, records)
+    for student_id, new in findings.items():
+        kept = records.setdefault(student_id, {"status": "graded", "message": "", "review": "", "submitted_at": None})
+        present = [item for item in kept["review"].split("; ") if item]
+        kept["review"] = "; ".join(present + [finding for finding in new if finding not in present])
+    _write_records(path, records)
 
 
 def class_rows(course: Course, assignment: str, db_url: str, due: datetime | None = None) -> list[SubmissionResult]:

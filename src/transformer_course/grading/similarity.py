@@ -12,9 +12,9 @@ shorter than its noise threshold; a pair is reported when it shares at least :da
 tokens — two learners writing the same short function from the same instructions are not a copy on
 their own.
 
-The HTML report ranks the pairs and shows their shared lines side by side; the pairs at or above the
-threshold go into each learner's ``review`` in the run record, so that ``grades.csv`` (``transformer-course
-grades``) shows them beside the score, which stays as it was.
+The HTML report ranks the pairs and shows their shared lines side by side; each learner's closest pairs
+at or above the threshold (at most :data:`PAIRS_IN_A_REVIEW`) go into their ``review`` in the run record,
+so that ``grades.csv`` (``transformer-course grades``) shows them beside the score, which stays as it was.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from pathlib import Path
 from .course import Course, read_json_notebook
 from .intake import Given, student_folders, take_in
 from .release import setup_cell
-from .report import add_review
+from .report import add_reviews
 
 # The share of a learner's fingerprints found in another's from which a pair is reported (copydetect's display
 # threshold), and the shortest match that counts (in tokens; copydetect's noise and guarantee thresholds).
@@ -36,6 +36,8 @@ NOISE_TOKENS, GUARANTEE_TOKENS = 25, 30
 # The least code two learners must share to be reported, in tokens: one short function written from the same
 # instructions (``return scores / math.sqrt(d_k)`` and its given signature) is about 25; a copied notebook hundreds.
 MIN_SHARED_TOKENS = 100
+# The most alike learners a learner's review names (the HTML report has every pair).
+PAIRS_IN_A_REVIEW = 3
 
 
 @dataclass(frozen=True)
@@ -92,14 +94,15 @@ def similarity_report(
         ]
     pairs = [_ordered(pair) for pair in pairs if pair.shared_tokens >= MIN_SHARED_TOKENS]
     pairs = sorted(set(pairs), key=lambda pair: -max(pair.first_share, pair.second_share))
-    for pair in pairs:
-        for student, other, share in (
+    findings: dict[str, list[str]] = {}
+    for pair in pairs:  # most alike first: each learner's review names their closest few
+        for student, other, share in [
             (pair.first, pair.second, pair.first_share),
             (pair.second, pair.first, pair.second_share),
-        ):
-            add_review(
-                course.root, assignment, student, f"{share:.0%} of the code is like {other}'s (see {Path(out).name})"
-            )
+        ]:
+            if len(findings.setdefault(student, [])) < PAIRS_IN_A_REVIEW:
+                findings[student].append(f"{share:.0%} of the code is like {other}'s (see {Path(out).name})")
+    add_reviews(course.root, assignment, findings)
     return pairs
 
 
