@@ -147,3 +147,13 @@ def test_ipython_shows_every_figure_with_its_description_in_every_language():
 
 def test_outside_ipython_nothing_is_registered():
     assert describe_every_figure_shown() is False
+
+
+def test_a_graphs_edges_are_counted_as_connections_not_read_as_series():
+    _, ax = plt.subplots()
+    for start, end in ((0, 1), (1, 2), (0, 2)):
+        ax.plot([start, end], [0, 1], color="grey")
+    ax.text(0, 0, "<bos>")
+    described = describe(ax.figure)
+    assert described.alt == "Figure, diagram: labels, top to bottom: <bos>."
+    assert "3 connections drawn" in described.details[0] and not described.tables

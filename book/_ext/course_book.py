@@ -1,6 +1,6 @@
 """The course book's own Sphinx extension (registered in ``_config.yml`` under ``sphinx.local_extensions``).
 
-It does four things:
+It does six things:
 
 1. **MathJax from the site itself.** Sphinx loads MathJax from a CDN by default, so a reader
    offline (or a build checked on a closed network) sees raw ``$$`` instead of equations. The
@@ -25,10 +25,20 @@ It does four things:
    source into ``zh_CN/`` under the English site (``transformer_course.book_programs.editions``);
    every page of either starts with a link to the same page in the other language, and names it
    in its head (``<link rel="alternate" hreflang=...>``).
+
+5. **A bibliography screen readers can list.** docutils writes citations as a ``role="list"`` of
+   ``role="doc-biblioentry"`` items, a role DPUB-ARIA 1.1 deprecated, so the list has no items a
+   reader can count (axe-core: ``aria-deprecated-role``, ``aria-required-children``). Each citation is
+   a ``listitem`` of that list instead.
+
+6. **English marked as English in another edition.** Code, its outputs and the bibliography are
+   English on every page; in the Chinese edition they carry ``lang="en"`` (WCAG 3.1.2, language of
+   parts), so a screen reader reads them with an English voice instead of spelling them.
 """
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -36,6 +46,7 @@ from typing import Any
 import mathjax  # from django-static-mathjax: MathJax's npm distribution as package data
 from sphinx.application import Sphinx
 from sphinx.config import Config
+from sphinx.writers.html5 import HTML5Translator
 
 MATHJAX_SOURCE = Path(mathjax.__file__).parent / "static" / "mathjax" / "es5"
 MATHJAX_TARGET = "mathjax"  # under _static/
@@ -138,7 +149,31 @@ def link_the_other_edition(
     context["metatags"] = context.get("metatags", "") + "\n".join(heads)
 
 
+class CitationsAsListItems(HTML5Translator):
+    """Sphinx's HTML writer, with each citation an item of the citation list (and English where the page is not)."""
+
+    def visit_citation(self, node) -> None:
+        if not isinstance(node.previous_sibling(), type(node)):
+            self.body.append('<div role="list" class="citation-list">\n')
+        language = {} if self.config.language in (None, "en") else {"lang": "en"}
+        self.body.append(self.starttag(node, "div", classes=[node.tagname], role="listitem", **language))
+
+
+# The opening tags of what is English on every page: code blocks and cells' outputs (their class names
+# "highlight-..." and "output text_html"), and inline code.
+_ENGLISH_PARTS = re.compile(r'<(div|code) class="([^"]*(?:\bhighlight-|\boutput text_html|\bliteral\b)[^"]*)"')
+
+
+def mark_english_parts(app: Sphinx, pagename: str, templatename: str, context: dict[str, Any], doctree: Any) -> None:
+    """In an edition other than English, give code, outputs and inline code ``lang="en"``."""
+    if app.config.language in (None, "en") or "body" not in context:
+        return
+    context["body"] = _ENGLISH_PARTS.sub(r'<\1 class="\2" lang="en"', context["body"])
+
+
 def setup(app: Sphinx) -> dict[str, Any]:
+    app.set_translator("html", CitationsAsListItems)  # pydata-sphinx-theme adds its own behaviour over it
+    app.connect("html-page-context", mark_english_parts)
     app.connect("config-inited", use_local_mathjax)
     app.connect("build-finished", copy_mathjax)
     # sphinx-book-theme adds the launch buttons at priority 501; this runs right after it.

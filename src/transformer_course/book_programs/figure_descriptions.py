@@ -62,6 +62,7 @@ WORDS = {
         "bar": "{name} {value}",
         "points": "{label}: {count} points, x from {x_low} to {x_high}, y from {y_low} to {y_high}",
         "words": "labels, top to bottom: {words}",
+        "edges": "{count} connections drawn",
         "colour scale": "colour scale {label} from {low} to {high}",
         "series": "series",
         "unlabelled": "unlabelled",
@@ -106,6 +107,7 @@ WORDS = {
         "bar": "{name} {value}",
         "points": "{label}：{count} 个点，横坐标从 {x_low} 到 {x_high}，纵坐标从 {y_low} 到 {y_high}",
         "words": "标签（自上而下）：{words}",
+        "edges": "画有 {count} 条连线",
         "colour scale": "颜色刻度 {label} 从 {low} 到 {high}",
         "series": "序列",
         "unlabelled": "未命名",
@@ -237,32 +239,37 @@ def _y_data(line) -> np.ndarray:
     return np.asarray(line.get_ydata(), dtype=float).ravel()
 
 
-def _series_label(artist, said: dict) -> str:
+def _series_label(artist) -> str:
     label = artist.get_label() or ""
     return plain(label) if label and not label.startswith("_") else ""
 
 
 def _is_reference_line(line) -> str | None:
-    """``"level"`` for ``axhline``, ``"vertical"`` for ``axvline`` (drawn across the axes: two points)."""
-    x, y = _x_data(line), _y_data(line)
-    if len(x) != 2:
-        return None
-    if y[0] == y[1] and list(x) == [0.0, 1.0]:
+    """``"level"`` for ``axhline``, ``"vertical"`` for ``axvline`` (drawn across the axes, whatever its limits)."""
+    ax = line.axes
+    if line.get_transform() is ax.get_yaxis_transform(which="grid"):
         return "level"
-    if x[0] == x[1] and list(y) == [0.0, 1.0]:
+    if line.get_transform() is ax.get_xaxis_transform(which="grid"):
         return "vertical"
     return None
+
+
+def _is_edge(line) -> bool:
+    """A straight unlabelled segment between two points: an arrow or edge of a drawing, not a series."""
+    return len(_x_data(line)) == 2 and not _series_label(line) and _is_reference_line(line) is None
 
 
 def _describe_lines(ax, said: dict, panel: str) -> tuple[list[str], list[Table]]:
     sentences, series = [], []
     unnamed = 0
     for line in ax.get_lines():
+        if _is_edge(line):
+            continue
         x, y = _x_data(line), _y_data(line)
         finite = np.isfinite(x) & np.isfinite(y)
         if not finite.any():
             continue
-        label = _series_label(line, said)
+        label = _series_label(line)
         reference = _is_reference_line(line)
         if reference == "level":
             sentences.append(said["level"].format(label=label or said["unlabelled"], value=number(y[0])))
@@ -369,7 +376,7 @@ def _describe_bars(ax, said: dict, panel: str) -> tuple[list[str], list[Table]]:
     sentences, columns, values_by_name = [], [], {}
     for index, container in enumerate(c for c in ax.containers if isinstance(c, BarContainer)):
         horizontal = getattr(container, "orientation", "vertical") == "horizontal"
-        label = _series_label(container, said) or f"{said['series']} {index + 1}"
+        label = _series_label(container) or f"{said['series']} {index + 1}"
         axis = ax.yaxis if horizontal else ax.xaxis
         pairs = []
         for patch in container.patches:
@@ -409,7 +416,7 @@ def _describe_points(ax, said: dict, panel: str) -> tuple[list[str], list[Table]
         offsets = np.ma.filled(np.ma.asarray(collection.get_offsets(), dtype=float), np.nan)
         if offsets.ndim != 2 or not len(offsets):
             continue
-        label = _series_label(collection, said) or f"{said['series']} {index + 1}"
+        label = _series_label(collection) or f"{said['series']} {index + 1}"
         x, y = offsets[:, 0], offsets[:, 1]
         y_names = _category_names(ax.yaxis, y)
         sentences.append(
@@ -465,19 +472,29 @@ def _describe_axes(ax, said: dict, panel: str) -> tuple[str, list[str], list[Tab
         sentences += found
         tables += found_tables
         kinds.append("picture" if values.ndim == 3 else "heat map")
-    for describe_part, kind in ((_describe_bars, "bar chart"), (_describe_lines, "line chart"),
-                                (_describe_points, "scatter plot")):  # fmt: skip
+    # A panel without axes, or one that joins points by edges, is a diagram: its lines and dots are arrows,
+    # edges and nodes, and its words say what they are.
+    edges = sum(_is_edge(line) for line in ax.get_lines())
+    diagram = not ax.axison or edges > 1
+    if diagram and edges:
+        kinds.append("diagram")
+    parts = [(_describe_bars, "bar chart")]
+    if not diagram:
+        parts += [(_describe_lines, "line chart"), (_describe_points, "scatter plot")]
+    for describe_part, kind in parts:
         found, found_tables = describe_part(ax, said, panel)
         if found:
             kinds.append(kind)
             sentences += found
             tables += found_tables
-    annotated_heat_map = any(kind == "heat map" for kind in kinds)
-    texts = [] if annotated_heat_map else _words_in_reading_order(ax.texts)
+    numbers_on_a_heat_map = "heat map" in kinds and not diagram  # its texts are its cells' numbers, tabulated
+    texts = [] if numbers_on_a_heat_map else _words_in_reading_order(ax.texts)
     if texts:
         if not kinds:
             kinds.append("diagram")
         sentences.append(said["words"].format(words=", ".join(texts)))
+    if diagram and edges:
+        sentences.append(said["edges"].format(count=edges))
     summary = sentences[0] if sentences else ""
     if kinds and kinds[0] in ("line chart", "bar chart", "scatter plot"):
         sentences = [s for s in (_axis_sentence(ax, "x", said), _axis_sentence(ax, "y", said)) if s] + sentences
@@ -515,7 +532,7 @@ def describe(figure, language: str = "en") -> Description:
     figure_words = _words_in_reading_order(figure.texts)
     if figure_words:
         details.append(said["words"].format(words=", ".join(figure_words)) + said["sentence end"])
-    opening = _quoted(title, said) + " " if title else ""
+    opening = _quoted(title, said) + said["colon"] if title else ""
     count = said["panels"].format(count=len(panels)) + said["list"] if len(panels) > 1 else ""
     alt = opening + count + said["list"].join(summaries) + said["sentence end"]
     if len(alt) > ALT_LIMIT:
