@@ -32,10 +32,12 @@ AXE_INTEGRITY = "sha512-FHfa+lmNjQZfJz1q8wKqIDwC6DExcHt/pkjNQb09a3NPjCKg2rhu5qb2
 AXE_CORE_JS = Path(__file__).resolve().parents[1] / ".venv" / "axe-core" / "axe.min.js"
 WCAG_TAGS = ("wcag2a", "wcag2aa", "wcag21a", "wcag21aa")
 COLOUR_MODES = ("light", "dark")
+# The rules whose verdict depends on the colours alone: what a page in its other colour mode needs checked again.
+COLOUR_RULES = ("color-contrast", "link-in-text-block")
 
 _RUN_AXE = """
 const done = arguments[arguments.length - 1];
-axe.run(document, {runOnly: {type: "tag", values: arguments[0]}, resultTypes: ["violations"]})
+axe.run(document, {runOnly: arguments[0], resultTypes: ["violations"]})
   .then(results => done(results.violations.map(rule => ({
     id: rule.id,
     impact: rule.impact,
@@ -57,13 +59,17 @@ def axe_source() -> str:
     return path.read_text(encoding="utf-8")
 
 
-def axe_violations(driver, page: str | Path | None = None, tags: tuple[str, ...] = WCAG_TAGS) -> list[dict]:
-    """The violations of the WCAG rules (``tags``) on ``page`` (a URL or an HTML file), or on the page open now."""
+def axe_violations(
+    driver, page: str | Path | None = None, tags: tuple[str, ...] = WCAG_TAGS, rules: tuple[str, ...] = ()
+) -> list[dict]:
+    """The violations of the WCAG rules (``tags``, or the named ``rules`` only) on ``page`` (a URL or an HTML
+    file), or on the page open now."""
     if page is not None:
         driver.get(Path(page).resolve().as_uri() if isinstance(page, Path) else page)
     if not driver.execute_script("return typeof window.axe === 'object'"):
         driver.execute_script(axe_source())
-    found = driver.execute_async_script(_RUN_AXE, list(tags))
+    which = {"type": "rule", "values": list(rules)} if rules else {"type": "tag", "values": list(tags)}
+    found = driver.execute_async_script(_RUN_AXE, which)
     if isinstance(found, dict):
         raise RuntimeError(f"axe-core failed on {driver.current_url}: {found['error']}")
     return found

@@ -157,3 +157,24 @@ def test_a_graphs_edges_are_counted_as_connections_not_read_as_series():
     described = describe(ax.figure)
     assert described.alt == "Figure, diagram: labels, top to bottom: <bos>."
     assert "3 connections drawn" in described.details[0] and not described.tables
+
+
+def test_a_dot_plot_is_read_as_one_series_per_look_with_its_categories():
+    _, ax = plt.subplots()
+    for position, scores in enumerate(([2.1, 2.3], [1.9, 2.6])):
+        for seed, score in enumerate(scores):
+            ax.plot(score, position, "o", color=f"C{seed}", label=f"seed {seed}" if position == 0 else None)
+    ax.set_yticks([0, 1], ["base", "h = 1"])
+    ax.set_xlabel("perplexity")
+    described = describe(ax.figure)
+    assert "seed 0: 2 points, x from 1.9 to 2.1" in described.alt and "dot plot" in described.alt
+    (table,) = described.tables
+    assert table.columns == ["", "seed 0", "seed 1"] and table.rows == [["base", "2.1", "2.3"], ["h = 1", "1.9", "2.6"]]
+
+
+def test_grouped_bars_are_named_by_their_category_and_a_long_list_is_cut_in_the_sentence():
+    _, ax = plt.subplots()
+    ax.bar(np.arange(20) - 0.2, np.arange(20) / 10, width=0.4, label="smoothed")
+    described = describe(ax.figure)
+    assert "smoothed: 0 0, 1 0.1, 2 0.2" in described.alt and "and 8 more" in described.alt
+    assert len(described.tables[0].rows) == 20

@@ -1,6 +1,6 @@
 """The course book's own Sphinx extension (registered in ``_config.yml`` under ``sphinx.local_extensions``).
 
-It does six things:
+It does seven things:
 
 1. **MathJax from the site itself.** Sphinx loads MathJax from a CDN by default, so a reader
    offline (or a build checked on a closed network) sees raw ``$$`` instead of equations. The
@@ -34,12 +34,18 @@ It does six things:
 6. **English marked as English in another edition.** Code, its outputs and the bibliography are
    English on every page; in the Chinese edition they carry ``lang="en"`` (WCAG 3.1.2, language of
    parts), so a screen reader reads them with an English voice instead of spelling them.
+
+7. **Folded code named by what it shows.** myst-nb names the toggle of a folded cell "Toggle hidden
+   content" (in English, in every edition) while it shows "Show code cell source" or "显示代码":
+   a speech user who says what they see names nothing (WCAG 2.5.3, label in name). The toggle is
+   named by its visible prompt instead.
 """
 
 from __future__ import annotations
 
 import re
 import shutil
+from html import escape
 from pathlib import Path
 from typing import Any
 
@@ -171,7 +177,24 @@ def mark_english_parts(app: Sphinx, pagename: str, templatename: str, context: d
     context["body"] = _ENGLISH_PARTS.sub(r'<\1 class="\2" lang="en"', context["body"])
 
 
+def visit_folded_cell(self: HTML5Translator, node: Any) -> None:
+    """myst-nb's folded cell (``HideCodeCellNode``), its ``<summary>`` named by its visible prompt."""
+    classes = " ".join(node["classes"])
+    self.body.append(f'<details class="admonition hide {classes}">\n<summary>\n')
+    self.body.append(f'<p class="collapsed admonition-title">{escape(node["prompt_show"])}</p>\n')
+    self.body.append(f'<p class="expanded admonition-title">{escape(node["prompt_hide"])}</p>\n')
+    self.body.append("</summary>\n")
+
+
+def name_folded_cells_by_their_prompt(app: Sphinx) -> None:
+    """After every extension's setup (myst-nb registers its own visitor there), use :func:`visit_folded_cell`."""
+    from myst_nb.sphinx_ import HideCodeCellNode, depart_HideCellInput
+
+    app.add_node(HideCodeCellNode, override=True, html=(visit_folded_cell, depart_HideCellInput))
+
+
 def setup(app: Sphinx) -> dict[str, Any]:
+    app.connect("builder-inited", name_folded_cells_by_their_prompt)
     app.set_translator("html", CitationsAsListItems)  # pydata-sphinx-theme adds its own behaviour over it
     app.connect("html-page-context", mark_english_parts)
     app.connect("config-inited", use_local_mathjax)

@@ -31,6 +31,7 @@ METADATA_KEY = "transformer-course/description"  # in a display output's metadat
 ALT_LIMIT = 400  # characters of a text alternative; what does not fit is in the long description
 TABLE_ROWS = 24  # rows of a data table; a longer series is sampled evenly (the caption says so)
 TABLES = 12  # data tables per figure
+BARS_SAID = 12  # bars named in a sentence; the table has them all
 
 # The sentences' words, by language; {placeholders} are filled in from the figure.
 WORDS = {
@@ -43,6 +44,7 @@ WORDS = {
         "heat map": "heat map",
         "bar chart": "bar chart",
         "scatter plot": "scatter plot",
+        "dot plot": "dot plot",
         "diagram": "diagram",
         "picture": "picture",
         "empty": "empty panel",
@@ -60,6 +62,7 @@ WORDS = {
         "image": "{rows} × {columns} pixels",
         "bars": "{label}: {pairs}",
         "bar": "{name} {value}",
+        "more": "and {count} more",
         "points": "{label}: {count} points, x from {x_low} to {x_high}, y from {y_low} to {y_high}",
         "words": "labels, top to bottom: {words}",
         "edges": "{count} connections drawn",
@@ -88,6 +91,7 @@ WORDS = {
         "heat map": "热力图",
         "bar chart": "柱状图",
         "scatter plot": "散点图",
+        "dot plot": "点图",
         "diagram": "示意图",
         "picture": "图像",
         "empty": "空白子图",
@@ -105,6 +109,7 @@ WORDS = {
         "image": "{rows} × {columns} 像素",
         "bars": "{label}：{pairs}",
         "bar": "{name} {value}",
+        "more": "另有 {count} 个",
         "points": "{label}：{count} 个点，横坐标从 {x_low} 到 {x_high}，纵坐标从 {y_low} 到 {y_high}",
         "words": "标签（自上而下）：{words}",
         "edges": "画有 {count} 条连线",
@@ -259,12 +264,44 @@ def _is_edge(line) -> bool:
     return len(_x_data(line)) == 2 and not _series_label(line) and _is_reference_line(line) is None
 
 
+def _describe_dots(ax, said: dict, panel: str) -> tuple[list[str], list[Table]]:
+    """Lines of one point each (a dot plot): one series per look (colour and marker), named by its one label."""
+    from matplotlib.colors import to_hex
+
+    groups: dict[tuple, dict] = {}
+    for line in ax.get_lines():
+        x, y = _x_data(line), _y_data(line)
+        if len(x) != 1 or _is_reference_line(line) or not (np.isfinite(x[0]) and np.isfinite(y[0])):
+            continue
+        group = groups.setdefault((to_hex(line.get_color()), str(line.get_marker())), {"label": "", "points": []})
+        group["label"] = group["label"] or _series_label(line)
+        group["points"].append((x[0], y[0]))
+    if not groups:
+        return [], []
+    sentences, columns, by_row = [], [], {}
+    for index, group in enumerate(groups.values(), start=1):
+        label = group["label"] or f"{said['series']} {index}"
+        x, y = np.array(group["points"]).T
+        names = _category_names(ax.yaxis, y)
+        sentences.append(
+            said["points"].format(label=label, count=len(x), x_low=number(x.min()), x_high=number(x.max()),
+                                  y_low=number(y.min()), y_high=number(y.max()))
+        )  # fmt: skip
+        columns.append(label)
+        for i, (a, b) in enumerate(zip(x, y)):
+            by_row.setdefault(names[i] if names else number(b), {})[label] = number(a)
+    rows = [[name, *(found.get(column, "") for column in columns)] for name, found in by_row.items()]
+    corner = plain(ax.get_ylabel()) or ""
+    caption = said["table"].format(what=f"{panel}, {plain(ax.get_xlabel())}" if ax.get_xlabel() else panel)
+    return sentences, [Table(caption, [corner, *columns], rows[:TABLE_ROWS])]
+
+
 def _describe_lines(ax, said: dict, panel: str) -> tuple[list[str], list[Table]]:
     sentences, series = [], []
     unnamed = 0
     for line in ax.get_lines():
-        if _is_edge(line):
-            continue
+        if _is_edge(line) or (len(_x_data(line)) == 1 and _is_reference_line(line) is None):
+            continue  # an edge of a diagram, or a dot (_describe_dots)
         x, y = _x_data(line), _y_data(line)
         finite = np.isfinite(x) & np.isfinite(y)
         if not finite.any():
@@ -378,19 +415,24 @@ def _describe_bars(ax, said: dict, panel: str) -> tuple[list[str], list[Table]]:
         horizontal = getattr(container, "orientation", "vertical") == "horizontal"
         label = _series_label(container) or f"{said['series']} {index + 1}"
         axis = ax.yaxis if horizontal else ax.xaxis
+        patches = container.patches
+        centres = np.array([p.get_y() + p.get_height() / 2 if horizontal else p.get_x() + p.get_width() / 2
+                            for p in patches])  # fmt: skip
+        shift = centres - np.round(centres)
+        if len(centres) and np.allclose(shift, shift[0]):  # grouped bars: each group beside its category
+            centres = np.round(centres)
         pairs = []
-        for patch in container.patches:
-            position = patch.get_y() + patch.get_height() / 2 if horizontal else patch.get_x() + patch.get_width() / 2
+        for patch, centre in zip(patches, centres):
             value = patch.get_width() if horizontal else patch.get_height()
             start = patch.get_x() if horizontal else patch.get_y()
-            name = _tick_name(axis, position)
+            name = _tick_name(axis, centre)
             shown = number(value) if not start else f"{number(start)}–{number(start + value)}"
-            pairs.append((name, shown))
+            pairs.append(said["bar"].format(name=name, value=shown))
             values_by_name.setdefault(name, {})[label] = shown
         columns.append(label)
-        sentences.append(
-            said["bars"].format(label=label, pairs=", ".join(said["bar"].format(name=n, value=v) for n, v in pairs))
-        )
+        if len(pairs) > BARS_SAID:
+            pairs = [*pairs[:BARS_SAID], said["more"].format(count=len(pairs) - BARS_SAID)]
+        sentences.append(said["bars"].format(label=label, pairs=", ".join(pairs)))
     if not columns:
         return [], []
     rows = [[name, *(found.get(column, "") for column in columns)] for name, found in values_by_name.items()]
@@ -398,14 +440,23 @@ def _describe_bars(ax, said: dict, panel: str) -> tuple[list[str], list[Table]]:
 
 
 def _tick_name(axis, position: float) -> str:
-    """The tick label nearest to ``position`` on ``axis`` (a bar's name), or the position."""
+    """The word a categorical axis has at ``position`` (a bar's name), or the position as a number."""
     locations = list(axis.get_majorticklocs())
     if locations:
         labels = axis.get_major_formatter().format_ticks(locations)
         nearest = min(range(len(locations)), key=lambda i: abs(locations[i] - position))
-        if abs(locations[nearest] - position) < 0.5 and plain(str(labels[nearest])):
-            return plain(str(labels[nearest]))
+        name = plain(str(labels[nearest]))
+        if abs(locations[nearest] - position) < 1e-6 and name and not _is_number(name):
+            return name
     return number(position)
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text.replace("−", "-").replace(",", ""))
+    except ValueError:
+        return False
+    return True
 
 
 def _describe_points(ax, said: dict, panel: str) -> tuple[list[str], list[Table]]:
@@ -480,7 +531,7 @@ def _describe_axes(ax, said: dict, panel: str) -> tuple[str, list[str], list[Tab
         kinds.append("diagram")
     parts = [(_describe_bars, "bar chart")]
     if not diagram:
-        parts += [(_describe_lines, "line chart"), (_describe_points, "scatter plot")]
+        parts += [(_describe_lines, "line chart"), (_describe_dots, "dot plot"), (_describe_points, "scatter plot")]
     for describe_part, kind in parts:
         found, found_tables = describe_part(ax, said, panel)
         if found:
@@ -496,7 +547,7 @@ def _describe_axes(ax, said: dict, panel: str) -> tuple[str, list[str], list[Tab
     if diagram and edges:
         sentences.append(said["edges"].format(count=edges))
     summary = sentences[0] if sentences else ""
-    if kinds and kinds[0] in ("line chart", "bar chart", "scatter plot"):
+    if kinds and kinds[0] in ("line chart", "bar chart", "scatter plot", "dot plot"):
         sentences = [s for s in (_axis_sentence(ax, "x", said), _axis_sentence(ax, "y", said)) if s] + sentences
     return said[kinds[0]] if kinds else said["empty"], sentences, tables, summary
 
@@ -509,7 +560,8 @@ def describe(figure, language: str = "en") -> Description:
     title = plain(figure._suptitle.get_text()) if getattr(figure, "_suptitle", None) else ""
     details, tables, summaries = [], [], []
     for index, ax in enumerate(panels, start=1):
-        panel_title = plain(ax.get_title()) or plain(ax.get_title("left")) or plain(ax.get_title("right"))
+        panel_title = next((plain(t) for t in (ax.get_title(), ax.get_title("left"), ax.get_title("right"))
+                            if plain(t)), plain(ax.get_xlabel()) if len(panels) > 1 else "")  # fmt: skip
         name = said["panel"].format(index=index) if len(panels) > 1 else said["figure"]
         kind, sentences, panel_tables, summary = _describe_axes(ax, said, panel_title or name)
         head = " ".join(part for part in (name, _quoted(panel_title, said)) if part)
