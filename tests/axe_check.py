@@ -83,7 +83,12 @@ def colour_mode(driver, mode: str):
         raise ValueError(f"unknown colour mode {mode!r}; there are {', '.join(COLOUR_MODES)}")
     preference = {"features": [{"name": "prefers-color-scheme", "value": mode}]}
     driver.execute_cdp_cmd("Emulation.setEmulatedMedia", preference)
+    # The theme fades colours from one mode to the other: without the fade, axe sees the mode's own colours
+    # at once instead of a blend half-way.
     before = driver.execute_script(
+        "const still = document.createElement('style'); still.id = 'axe-check-still';"
+        "still.textContent = '*, *::before, *::after { transition: none !important; animation: none !important; }';"
+        "document.head.appendChild(still);"
         "const html = document.documentElement; const before = html.dataset.theme || '';"
         "html.dataset.theme = arguments[0]; return before;",
         mode,
@@ -91,7 +96,11 @@ def colour_mode(driver, mode: str):
     try:
         yield
     finally:
-        driver.execute_script("document.documentElement.dataset.theme = arguments[0];", before)
+        driver.execute_script(
+            "document.documentElement.dataset.theme = arguments[0];"
+            "document.getElementById('axe-check-still').remove();",
+            before,
+        )
         driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
 
 

@@ -194,7 +194,7 @@ def test_the_renderer_writes_the_pages_language_description_as_the_images_alt(la
     renderer = _Renderer(language)
     for mime in ("image/png", mime_type("zh_CN")):
         image, long_description = EditionImages.handle_mime(renderer, _MimeData(mime, "iVBORw0KGgo=", DESCRIBED), False)
-        assert (image["uri"], image["alt"]) == ("image/png", alt)
+        assert (image["uri"], image[edition_figures.ALT]) == ("image/png", alt)
         assert f"<p>{alt} (more)</p>" in long_description.astext()
     assert not renderer.warnings
 
@@ -209,3 +209,17 @@ def test_the_renderer_warns_of_a_figure_without_a_description():
 
 def test_the_renderer_leaves_other_outputs_to_myst_nb():
     assert EditionImages.handle_mime(_Renderer(), _MimeData("text/html", "<p>x</p>", DESCRIBED), False) is None
+
+
+def test_the_description_becomes_the_alt_in_html_only_never_a_message_to_translate():
+    from docutils import nodes
+
+    def written(builder_format: str) -> dict:
+        document = nodes.section()
+        document += nodes.image(uri="a.png", **{edition_figures.ALT: "Heat map, 4 × 4"})
+        app = type("App", (), {"builder": type("Builder", (), {"format": builder_format})()})()
+        edition_figures.write_descriptions_as_alt(app, document, "page")
+        return document[0].attributes
+
+    assert written("html")["alt"] == "Heat map, 4 × 4" and edition_figures.ALT not in written("html")
+    assert "alt" not in written(""), "the gettext builder would extract the description into the catalogs"

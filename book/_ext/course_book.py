@@ -194,6 +194,10 @@ def name_folded_cells_by_their_prompt(app: Sphinx) -> None:
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
+    from transformer_course.book_programs.edition_figures import write_descriptions_as_alt
+
+    # Each figure's description in the page's language (book_programs.figure_descriptions) as its img alt.
+    app.connect("doctree-resolved", write_descriptions_as_alt)
     app.connect("builder-inited", name_folded_cells_by_their_prompt)
     app.set_translator("html", CitationsAsListItems)  # pydata-sphinx-theme adds its own behaviour over it
     app.connect("html-page-context", mark_english_parts)

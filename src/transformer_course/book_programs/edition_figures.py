@@ -137,7 +137,8 @@ class EditionImages:
     The pictures of another language: by default their types rank nowhere, so the English site never
     shows them; an edition's configuration ranks its own above ``image/png``, and this renders it as the
     image it is. Every picture a page shows gets the description of the page's language from the
-    output's metadata (:mod:`.figure_descriptions`): the short one as the image's ``alt``, the rest
+    output's metadata (:mod:`.figure_descriptions`): the short one as the image's ``alt`` (written into
+    the HTML by :func:`write_descriptions_as_alt`, which the book's extension connects), the rest
     (each panel's sentence, the numbers' tables) in a ``<details>`` element below it. A picture without
     a description is a warning (an error in the book's strict build), and the image would be read out by
     its file name.
@@ -161,12 +162,26 @@ class EditionImages:
             return None if data.mime_type == "image/png" else renderer.render_image(_as_png(data))
         description = Description.from_json(described)
         image, *rest = renderer.render_image(_as_png(data))
-        image["alt"] = description.alt
+        image[ALT] = description.alt  # the alt of the HTML only (write_descriptions_as_alt)
         if inline:
             return [image, *rest]
         from docutils import nodes
 
         return [image, *rest, nodes.raw("", description.long_html(language), format="html")]
+
+
+# An image's description, kept under this attribute until the HTML is written: an image's ``alt`` is a message
+# Sphinx would extract into the translation catalogs and mark untranslated, while this one is already in the
+# page's language, computed at every build.
+ALT = "transformer_course_alt"
+
+
+def write_descriptions_as_alt(app, doctree, docname: str) -> None:
+    """Sphinx's ``doctree-resolved``: in an HTML build, every described image gets its description as ``alt``."""
+    if app.builder.format != "html":
+        return
+    for image in doctree.findall(lambda node: ALT in getattr(node, "attributes", {})):
+        image["alt"] = image.attributes.pop(ALT)
 
 
 def _as_png(data):
