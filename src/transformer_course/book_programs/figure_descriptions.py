@@ -24,6 +24,7 @@ import dataclasses
 import html
 import math
 import re
+import sys
 
 import numpy as np
 
@@ -622,11 +623,8 @@ def _described_bundle(figure) -> tuple[dict, dict]:
 def describe_every_figure_shown(shell=None) -> bool:
     """Make IPython give every Figure it displays its descriptions (a no-op outside IPython); True if it did."""
     if shell is None:
-        try:
-            from IPython import get_ipython
-        except ImportError:
-            return False
-        shell = get_ipython()
+        ipython = sys.modules.get("IPython")  # a kernel has imported it; a command line need not pay for it
+        shell = ipython.get_ipython() if ipython is not None else None
     if shell is None or not hasattr(shell, "display_formatter"):
         return False
     from matplotlib.figure import Figure
