@@ -73,7 +73,7 @@ def test_a_long_series_is_tabulated_every_nth_point_and_says_so():
     ax.plot(np.arange(100), np.arange(100) ** 2, label="square")
     (table,) = describe(ax.figure).tables
     assert len(table.rows) <= TABLE_ROWS + 1 and table.rows[-1] == ["99", "9,801"]
-    assert table.caption.endswith("(every 5th of 100 points)")
+    assert table.caption.endswith("(one point in every 5, of 100)")
 
 
 def test_bars_are_read_with_their_names():

@@ -74,7 +74,7 @@ WORDS = {
         "column": "column",
         "value": "value",
         "table": "Numbers of {what}",
-        "sampled": " (every {step}th of {count} points)",
+        "sampled": " (one point in every {step}, of {count})",
         "first rows": " (first {shown} of {count} rows)",
         "more tables": "{count} more panels are not tabulated.",
         "summary": "Description of the figure and its numbers",
