@@ -1,6 +1,6 @@
 """The course book's own Sphinx extension (registered in ``_config.yml`` under ``sphinx.local_extensions``).
 
-It does seven things:
+It does eight things:
 
 1. **MathJax from the site itself.** Sphinx loads MathJax from a CDN by default, so a reader
    offline (or a build checked on a closed network) sees raw ``$$`` instead of equations. The
@@ -39,6 +39,11 @@ It does seven things:
    content" (in English, in every edition) while it shows "Show code cell source" or "显示代码":
    a speech user who says what they see names nothing (WCAG 2.5.3, label in name). The toggle is
    named by its visible prompt instead.
+
+8. **The theme's components, where they fall short of WCAG 2.1 AA.** ``book/_templates/`` holds
+   the course's versions of a few (each says why); they are put first in the HTML builders' template
+   path. Not through ``templates_path``: the gettext builder would extract their theme strings
+   ("Search", "Color mode") into a catalog of the course's own.
 """
 
 from __future__ import annotations
@@ -193,7 +198,21 @@ def name_folded_cells_by_their_prompt(app: Sphinx) -> None:
     app.add_node(HideCodeCellNode, override=True, html=(visit_folded_cell, depart_HideCellInput))
 
 
+TEMPLATES = Path(__file__).resolve().parent.parent / "_templates"
+
+
+def use_the_course_templates(app: Sphinx) -> None:
+    """Put ``book/_templates`` first in an HTML builder's template path (see 8. above)."""
+    if app.builder.format != "html":
+        return
+    from sphinx.jinja2glue import SphinxFileSystemLoader
+
+    app.builder.templates.pathchain.insert(0, str(TEMPLATES))
+    app.builder.templates.loaders.insert(0, SphinxFileSystemLoader(str(TEMPLATES)))
+
+
 def setup(app: Sphinx) -> dict[str, Any]:
+    app.connect("builder-inited", use_the_course_templates)
     from transformer_course.book_programs.edition_figures import write_descriptions_as_alt
 
     # Each figure's description in the page's language (book_programs.figure_descriptions) as its img alt.
