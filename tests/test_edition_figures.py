@@ -22,10 +22,10 @@ import transformer_course as tc
 from transformer_course.book_programs import diagrams, edition_figures, mechanisms
 from transformer_course.book_programs.edition_figures import (
     EditionImages,
-    PictureInEveryLanguage,
     mime_type,
-    png_in_every_language,
+    picture_in_every_language,
 )
+from transformer_course.book_programs.figure_descriptions import METADATA_KEY
 
 PNG = b"\x89PNG\r\n\x1a\n"
 CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -113,19 +113,30 @@ def test_an_unknown_language_is_named_with_the_ones_there_are():
 @pytest.mark.filterwarnings("ignore:Glyph")  # DejaVu Sans stands in for a Chinese font: what it lacks is not asked
 def test_one_output_holds_each_language_under_its_own_type(monkeypatch):
     monkeypatch.setattr(edition_figures, "font_for", lambda language: "DejaVu Sans")
-    pictures = png_in_every_language(diagrams.draw_figure_2, {"masks"})
-    bundle = PictureInEveryLanguage(pictures)._repr_mimebundle_()
+    bundle, metadata = picture_in_every_language(diagrams.draw_figure_2, {"masks"})._repr_mimebundle_()
     assert set(bundle) == {"image/png", "image/vnd.transformer-course.zh-cn+png", "text/plain"}
-    assert bundle["text/plain"] == "<Figure in en, zh_CN>", "the text a notebook keeps must not be the pictures' bytes"
     english, chinese = (base64.b64decode(bundle[key]) for key in ("image/png", mime_type("zh_CN")))
     assert english.startswith(PNG) and chinese.startswith(PNG)
     assert english != chinese, "the two pictures are the same: the language did not reach the drawing"
     assert not plt.get_fignums(), "a drawn figure was left open: the inline backend would show it again"
 
 
-def test_without_a_chinese_font_only_the_english_picture_is_made(monkeypatch):
+@pytest.mark.filterwarnings("ignore:Glyph")
+def test_the_output_carries_each_languages_description_of_its_own_picture(monkeypatch):
+    monkeypatch.setattr(edition_figures, "font_for", lambda language: "DejaVu Sans")
+    bundle, metadata = picture_in_every_language(mechanisms.draw_sublayer_wiring)._repr_mimebundle_()
+    described = metadata[METADATA_KEY]
+    assert bundle["text/plain"] == described["en"]["alt"], "a notebook without pictures reads the English description"
+    chinese_words = set(_texts("sublayer wiring", "zh_CN")) - {""}
+    assert any(word in described["zh_CN"]["alt"] + " ".join(described["zh_CN"]["details"]) for word in chinese_words)
+    assert not CJK.search(described["en"]["alt"]) and CJK.search(described["zh_CN"]["alt"])
+
+
+def test_without_a_chinese_font_only_the_english_picture_is_made_and_described_in_chinese(monkeypatch):
     monkeypatch.setattr(edition_figures, "font_for", lambda language: None)
-    assert set(png_in_every_language(mechanisms.draw_sublayer_wiring)) == {"en"}
+    picture = picture_in_every_language(mechanisms.draw_sublayer_wiring)
+    assert set(picture.pictures) == {"en"}
+    assert set(picture.descriptions) == {"en", "zh_CN"}, "the Chinese edition shows the English picture, described"
 
 
 def test_the_chinese_pictures_miss_no_glyph():
@@ -144,21 +155,71 @@ def test_the_chinese_pictures_miss_no_glyph():
 
 @dataclasses.dataclass
 class _MimeData:
-    """The two fields of myst-nb's MimeData that a renderer plugin reads (myst-nb itself is the book's to import)."""
+    """The fields of myst-nb's MimeData that a renderer plugin reads (myst-nb itself is the book's to import)."""
 
     mime_type: str
     content: str
+    output_metadata: dict = dataclasses.field(default_factory=dict)
+    cell_index: int = 3
+    line: int = 10
+
+
+class _Image(dict):
+    """A docutils image node as far as the renderer uses it: its attributes."""
 
 
 class _Renderer:
-    """Stands in for myst-nb's renderer: records what it is asked to render as an image."""
+    """Stands in for myst-nb's renderer in a page of ``language``: records images and warnings."""
+
+    def __init__(self, language: str | None = None):
+        config = type("Config", (), {"language": language})()
+        self.renderer = type("Parser", (), {"sphinx_env": type("Environment", (), {"config": config})()})()
+        self.warnings = []
+        self.logger = type("Logger", (), {"warning": lambda _, message, **where: self.warnings.append(message)})()
 
     def render_image(self, data):
-        return [data]
+        return [_Image(uri=data.mime_type, content=data.content)]
 
 
-def test_the_renderer_shows_a_chinese_picture_as_a_png_image_and_nothing_else():
-    chinese = _MimeData(mime_type("zh_CN"), "iVBORw0KGgo=")
-    (rendered,) = EditionImages.handle_mime(_Renderer(), chinese, False)
-    assert (rendered.mime_type, rendered.content) == ("image/png", chinese.content)
-    assert EditionImages.handle_mime(_Renderer(), _MimeData("image/png", "iVBORw0KGgo="), False) is None
+DESCRIBED = {
+    METADATA_KEY: {
+        language: {"alt": alt, "details": [f"{alt} (more)"], "tables": []}
+        for language, alt in (("en", "Heat map, 4 × 4"), ("zh_CN", "热力图，4 行 × 4 列"))
+    }
+}
+
+
+@pytest.mark.parametrize("language, alt", [(None, "Heat map, 4 × 4"), ("zh_CN", "热力图，4 行 × 4 列")])
+def test_the_renderer_writes_the_pages_language_description_as_the_images_alt(language, alt):
+    renderer = _Renderer(language)
+    for mime in ("image/png", mime_type("zh_CN")):
+        image, long_description = EditionImages.handle_mime(renderer, _MimeData(mime, "iVBORw0KGgo=", DESCRIBED), False)
+        assert (image["uri"], image[edition_figures.ALT]) == ("image/png", alt)
+        assert f"<p>{alt} (more)</p>" in long_description.astext()
+    assert not renderer.warnings
+
+
+def test_the_renderer_warns_of_a_figure_without_a_description():
+    renderer = _Renderer("zh_CN")
+    assert EditionImages.handle_mime(renderer, _MimeData("image/png", "iVBORw0KGgo="), False) is None
+    (image,) = EditionImages.handle_mime(renderer, _MimeData(mime_type("zh_CN"), "iVBORw0KGgo="), False)
+    assert image["uri"] == "image/png", "the Chinese picture is still shown as the image it is"
+    assert len(renderer.warnings) == 2 and "without a description in 'zh_CN' (cell 3)" in renderer.warnings[0]
+
+
+def test_the_renderer_leaves_other_outputs_to_myst_nb():
+    assert EditionImages.handle_mime(_Renderer(), _MimeData("text/html", "<p>x</p>", DESCRIBED), False) is None
+
+
+def test_the_description_becomes_the_alt_in_html_only_never_a_message_to_translate():
+    from docutils import nodes
+
+    def written(builder_format: str) -> dict:
+        document = nodes.section()
+        document += nodes.image(uri="a.png", **{edition_figures.ALT: "Heat map, 4 × 4"})
+        app = type("App", (), {"builder": type("Builder", (), {"format": builder_format})()})()
+        edition_figures.write_descriptions_as_alt(app, document, "page")
+        return document[0].attributes
+
+    assert written("html")["alt"] == "Heat map, 4 × 4" and edition_figures.ALT not in written("html")
+    assert "alt" not in written(""), "the gettext builder would extract the description into the catalogs"

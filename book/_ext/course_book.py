@@ -1,6 +1,6 @@
 """The course book's own Sphinx extension (registered in ``_config.yml`` under ``sphinx.local_extensions``).
 
-It does four things:
+It does eight things:
 
 1. **MathJax from the site itself.** Sphinx loads MathJax from a CDN by default, so a reader
    offline (or a build checked on a closed network) sees raw ``$$`` instead of equations. The
@@ -25,17 +25,39 @@ It does four things:
    source into ``zh_CN/`` under the English site (``transformer_course.book_programs.editions``);
    every page of either starts with a link to the same page in the other language, and names it
    in its head (``<link rel="alternate" hreflang=...>``).
+
+5. **A bibliography screen readers can list.** docutils writes citations as a ``role="list"`` of
+   ``role="doc-biblioentry"`` items, a role DPUB-ARIA 1.1 deprecated, so the list has no items a
+   reader can count (axe-core: ``aria-deprecated-role``, ``aria-required-children``). Each citation is
+   a ``listitem`` of that list instead.
+
+6. **English marked as English in another edition.** Code, its outputs and the bibliography are
+   English on every page; in the Chinese edition they carry ``lang="en"`` (WCAG 3.1.2, language of
+   parts), so a screen reader reads them with an English voice instead of spelling them.
+
+7. **Folded code named by what it shows.** myst-nb names the toggle of a folded cell "Toggle hidden
+   content" (in English, in every edition) while it shows "Show code cell source" or "显示代码":
+   a speech user who says what they see names nothing (WCAG 2.5.3, label in name). The toggle is
+   named by its visible prompt instead.
+
+8. **The theme's components, where they fall short of WCAG 2.1 AA.** ``book/_templates/`` holds
+   the course's versions of a few (each says why); they are put first in the HTML builders' template
+   path. Not through ``templates_path``: the gettext builder would extract their theme strings
+   ("Search", "Color mode") into a catalog of the course's own.
 """
 
 from __future__ import annotations
 
+import re
 import shutil
+from html import escape
 from pathlib import Path
 from typing import Any
 
 import mathjax  # from django-static-mathjax: MathJax's npm distribution as package data
 from sphinx.application import Sphinx
 from sphinx.config import Config
+from sphinx.writers.html5 import HTML5Translator
 
 MATHJAX_SOURCE = Path(mathjax.__file__).parent / "static" / "mathjax" / "es5"
 MATHJAX_TARGET = "mathjax"  # under _static/
@@ -138,7 +160,66 @@ def link_the_other_edition(
     context["metatags"] = context.get("metatags", "") + "\n".join(heads)
 
 
+class CitationsAsListItems(HTML5Translator):
+    """Sphinx's HTML writer, with each citation an item of the citation list (and English where the page is not)."""
+
+    def visit_citation(self, node) -> None:
+        if not isinstance(node.previous_sibling(), type(node)):
+            self.body.append('<div role="list" class="citation-list">\n')
+        language = {} if self.config.language in (None, "en") else {"lang": "en"}
+        self.body.append(self.starttag(node, "div", classes=[node.tagname], role="listitem", **language))
+
+
+# The opening tags of what is English on every page: code blocks and cells' outputs (their class names
+# "highlight-..." and "output text_html"), and inline code.
+_ENGLISH_PARTS = re.compile(r'<(div|code) class="([^"]*(?:\bhighlight-|\boutput text_html|\bliteral\b)[^"]*)"')
+
+
+def mark_english_parts(app: Sphinx, pagename: str, templatename: str, context: dict[str, Any], doctree: Any) -> None:
+    """In an edition other than English, give code, outputs and inline code ``lang="en"``."""
+    if app.config.language in (None, "en") or "body" not in context:
+        return
+    context["body"] = _ENGLISH_PARTS.sub(r'<\1 class="\2" lang="en"', context["body"])
+
+
+def visit_folded_cell(self: HTML5Translator, node: Any) -> None:
+    """myst-nb's folded cell (``HideCodeCellNode``), its ``<summary>`` named by its visible prompt."""
+    classes = " ".join(node["classes"])
+    self.body.append(f'<details class="admonition hide {classes}">\n<summary>\n')
+    self.body.append(f'<p class="collapsed admonition-title">{escape(node["prompt_show"])}</p>\n')
+    self.body.append(f'<p class="expanded admonition-title">{escape(node["prompt_hide"])}</p>\n')
+    self.body.append("</summary>\n")
+
+
+def name_folded_cells_by_their_prompt(app: Sphinx) -> None:
+    """After every extension's setup (myst-nb registers its own visitor there), use :func:`visit_folded_cell`."""
+    from myst_nb.sphinx_ import HideCodeCellNode, depart_HideCellInput
+
+    app.add_node(HideCodeCellNode, override=True, html=(visit_folded_cell, depart_HideCellInput))
+
+
+TEMPLATES = Path(__file__).resolve().parent.parent / "_templates"
+
+
+def use_the_course_templates(app: Sphinx) -> None:
+    """Put ``book/_templates`` first in an HTML builder's template path (see 8. above)."""
+    if app.builder.format != "html":
+        return
+    from sphinx.jinja2glue import SphinxFileSystemLoader
+
+    app.builder.templates.pathchain.insert(0, str(TEMPLATES))
+    app.builder.templates.loaders.insert(0, SphinxFileSystemLoader(str(TEMPLATES)))
+
+
 def setup(app: Sphinx) -> dict[str, Any]:
+    app.connect("builder-inited", use_the_course_templates)
+    from transformer_course.book_programs.edition_figures import write_descriptions_as_alt
+
+    # Each figure's description in the page's language (book_programs.figure_descriptions) as its img alt.
+    app.connect("doctree-resolved", write_descriptions_as_alt)
+    app.connect("builder-inited", name_folded_cells_by_their_prompt)
+    app.set_translator("html", CitationsAsListItems)  # pydata-sphinx-theme adds its own behaviour over it
+    app.connect("html-page-context", mark_english_parts)
     app.connect("config-inited", use_local_mathjax)
     app.connect("build-finished", copy_mathjax)
     # sphinx-book-theme adds the launch buttons at priority 501; this runs right after it.

@@ -20,6 +20,7 @@ fail, unless ``BOOK_BROWSER_TEST=skip`` is set, which skips them and says why.
 from __future__ import annotations
 
 import functools
+import html
 import http.server
 import json
 import os
@@ -35,8 +36,11 @@ from urllib.parse import urlsplit
 
 import pytest
 import yaml
+from axe_check import COLOUR_MODES, COLOUR_RULES, axe_violations, colour_mode
+from axe_check import summary as axe_summary
 
 from transformer_course.book_programs.editions import toc_pages
+from transformer_course.book_programs.figure_descriptions import METADATA_KEY
 
 pytestmark = pytest.mark.book
 
@@ -263,6 +267,10 @@ class PageVisit:
     math_errors: list[str] = field(default_factory=list)  # what MathJax could not typeset
     scrolling_code: list[str] = field(default_factory=list)  # visible code blocks wider than their box
     missing_glyphs: bool = False  # Chinese characters drawn as the empty box of a missing font
+    images: list[dict] = field(default_factory=list)  # every <img>: its src, alt and role
+    skip_link: str = ""  # where the first link of the page ("skip to main content") leads, if that exists
+    axe: dict[str, list[dict]] = field(default_factory=dict)  # colour mode -> axe-core's WCAG violations
+    wider_than_320: list[str] = field(default_factory=list)  # prose that makes a 320-pixel-wide window scroll
 
 
 # Runs in the page once MathJax (if any) has finished its first typesetting pass.
@@ -282,6 +290,12 @@ return {
   scrolling_code: Array.from(document.querySelectorAll("main div.highlight pre"))
     .filter(pre => pre.clientWidth > 0 && pre.scrollWidth > pre.clientWidth + 1)
     .map(pre => pre.textContent.split("\\n").reduce((a, b) => (b.length > a.length ? b : a), "").slice(0, 120)),
+  images: Array.from(document.images).map(i => ({src: i.getAttribute("src"), alt: i.getAttribute("alt"),
+                                                 role: i.getAttribute("role")})),
+  skip_link: (() => {
+    const link = document.querySelector(".skip-link a[href^='#'], a.skip-link[href^='#']");
+    return link && document.getElementById(link.getAttribute("href").slice(1)) ? link.getAttribute("href") : "";
+  })(),
   missing_glyphs: (() => {
     // A character without a font is drawn as the same box as a private-use code point.
     if (!/[\u4e00-\u9fff]/.test(text.textContent)) return false;
@@ -316,6 +330,24 @@ const started = Date.now();
 """
 
 
+# At a reader's 320 CSS pixels (WCAG 1.4.10, reflow): the visible prose, links and inline code that stick out of
+# the window. Code blocks, tables and equations may scroll inside their own boxes (content laid out in two
+# dimensions); the prose around them must not. The sidebars are closed drawers at this width.
+_WIDER_THAN_THE_WINDOW = """
+const width = document.documentElement.clientWidth;
+const prose = "main p, main li, main dd, main h1, main h2, main h3, main code.literal, header a, nav a";
+return Array.from(document.querySelectorAll(prose))
+  .filter(e => {
+    const style = getComputedStyle(e);
+    return style.visibility !== "hidden" && style.display !== "none" && e.getClientRects().length > 0;
+  })
+  .filter(e => e.getBoundingClientRect().right > width + 1)
+  .filter(e => !e.closest("pre, table, .math, mjx-container, .highlight, .bd-sidebar-secondary, .bd-sidebar-primary"))
+  .map(e => e.tagName.toLowerCase() + ": " + e.textContent.trim().slice(0, 60));
+"""
+READING_WIDTH, NARROW_WIDTH, HEIGHT = 1400, 320, 900
+
+
 def _requested_urls(driver) -> list[str]:
     urls = []
     for entry in driver.get_log("performance"):
@@ -340,6 +372,16 @@ def _visit(driver, site_url: str, page: str) -> PageVisit:
         setattr(visit, name, value)
     visit.console_errors = [entry["message"] for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
     visit.requested_urls = _requested_urls(driver)
+    # Every WCAG rule in the light theme; in the dark one, the rules that colours decide (the rest judge
+    # the same document), which keeps the second pass short.
+    visit.axe["light"] = axe_violations(driver)
+    with colour_mode(driver, "dark"):
+        visit.axe["dark"] = axe_violations(driver, rules=COLOUR_RULES)
+    driver.set_window_size(NARROW_WIDTH, HEIGHT)
+    try:
+        visit.wider_than_320 = driver.execute_script(_WIDER_THAN_THE_WINDOW)
+    finally:
+        driver.set_window_size(READING_WIDTH, HEIGHT)
     return visit
 
 
@@ -493,3 +535,89 @@ def test_search_finds_positional_encoding(browser, site_url, book_build):
         "return Array.from(document.querySelectorAll('#search-results li a')).map(a => a.href)"
     )
     assert any("book/03-positional-encoding.html" in link for link in links), f"search results: {links}"
+
+
+# --------------------------------------------------------------------------------------------
+# Accessibility: WCAG 2.1 A and AA
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", COLOUR_MODES)
+def test_axe_finds_no_wcag_violation_on_any_page(visits, mode):
+    found = {page: visit.axe[mode] for page, visit in visits.items() if visit.axe[mode]}
+    assert not found, f"axe-core's WCAG 2.0/2.1 A and AA violations in {mode} mode:\n{axe_summary(found)}"
+
+
+# An alt that a screen reader would read out instead of a description: a path or file name, or a figure's repr.
+_NOT_A_DESCRIPTION = re.compile(r"(^|/)[\w.-]+\.(png|jpe?g|svg|gif)$|^<Figure|_images/|^[0-9a-f]{64}", re.IGNORECASE)
+
+
+def test_every_image_has_a_text_alternative_that_describes_it(visits):
+    bad = {}
+    for page, visit in visits.items():
+        for image in visit.images:
+            alt, decorative = (image["alt"] or "").strip(), image["role"] in ("presentation", "none")
+            if (not alt and not decorative) or _NOT_A_DESCRIPTION.search(alt):
+                bad.setdefault(page, []).append(f"{image['src']}: alt={image['alt']!r}")
+    assert not bad, f"images without a description: {json.dumps(bad, indent=1, ensure_ascii=False)}"
+
+
+def _figure_outputs(page: str) -> list[dict]:
+    """The descriptions of every figure the executed page shows, in order (its outputs in the execution cache)."""
+    import jupytext
+    from jupyter_cache import get_cache
+
+    notebook = jupytext.read(REPOSITORY_ROOT / f"{page}.md")
+    if "kernelspec" not in notebook.metadata:  # a page of text only
+        return []
+    _, notebook = get_cache(str(BUILD_DIR / ".jupyter_cache")).merge_match_into_notebook(notebook)
+    return [
+        output.get("metadata", {}).get(METADATA_KEY, {})
+        for cell in notebook.cells
+        for output in cell.get("outputs", [])
+        if "image/png" in output.get("data", {})
+    ]
+
+
+@pytest.mark.parametrize("page", CHAPTER_PAGES)
+def test_every_figure_of_the_chapter_is_described_in_both_languages(book_build, page):
+    figures = _figure_outputs(page)
+    undescribed = [index for index, described in enumerate(figures) if set(described) != {"en", CHINESE}]
+    assert not undescribed, f"{page}: figures {undescribed} of {len(figures)} have no description in both languages"
+    empty = [index for index, described in enumerate(figures) if not all(d["alt"] for d in described.values())]
+    assert not empty, f"{page}: figures {empty} have an empty description"
+
+
+@pytest.mark.parametrize("page", CHAPTER_PAGES)
+def test_each_edition_shows_every_figure_with_its_own_languages_description(chinese_build, page):
+    figures = _figure_outputs(page)
+    for language, folder in (("en", HTML_DIR), (CHINESE, CHINESE_HTML_DIR)):
+        text = (folder / f"{page}.html").read_text(encoding="utf-8")
+        alts = [html.unescape(alt) for alt in re.findall(r'<img alt="([^"]*)"[^>]*src="[^"]*_images/', text)]
+        assert alts == [described[language]["alt"] for described in figures], f"{page} ({language})"
+        assert text.count('<details class="figure-description">') == len(figures), f"{page} ({language})"
+
+
+def test_every_page_starts_with_a_link_that_skips_to_its_content(visits):
+    missing = [page for page, visit in visits.items() if not visit.skip_link]
+    assert not missing, f"no working skip link on {missing}"
+
+
+def test_pages_reflow_at_320_pixels_without_scrolling_sideways(visits):
+    wide = {page: visit.wider_than_320 for page, visit in visits.items() if visit.wider_than_320}
+    assert not wide, f"prose wider than a 320-pixel window: {json.dumps(wide, indent=1, ensure_ascii=False)}"
+
+
+def test_the_chinese_edition_marks_code_and_outputs_as_english(chinese_build):
+    text = (CHINESE_HTML_DIR / "book/01-attention.html").read_text(encoding="utf-8")
+    blocks = re.findall(r'<div class="[^"]*\bhighlight-[^"]*"( lang="en")?', text)
+    assert blocks and all(blocks), f'{blocks.count("")} of {len(blocks)} code blocks without lang="en"'
+    english = (HTML_DIR / "book/01-attention.html").read_text(encoding="utf-8")
+    assert 'lang="en"' not in english.split("<main", 1)[1].replace('hreflang="en"', ""), "the English page needs none"
+
+
+def test_each_bibliography_entry_is_an_item_of_its_list(chinese_build):
+    for folder in (HTML_DIR, CHINESE_HTML_DIR):
+        text = (folder / "book/bibliography.html").read_text(encoding="utf-8")
+        assert "doc-biblioentry" not in text, f"{folder}: a deprecated DPUB-ARIA role"
+        assert text.count('role="listitem"') == text.count('<div class="citation"') > 0

@@ -12,7 +12,9 @@ argument) and shows one output holding every picture, each under its own MIME ty
 * ``image/vnd.transformer-course.zh-cn+png`` (:func:`mime_type`): the Chinese one, which no notebook
   front end knows, so they ignore it. :class:`EditionImages`, a myst-nb MIME renderer (registered in
   ``pyproject.toml``), renders it as an image, and only the Chinese configuration ranks it first
-  (``nb_mime_priority_overrides`` in ``book/_config_zh_CN.yml``).
+  (``nb_mime_priority_overrides`` in ``book/_config_zh_CN.yml``);
+* ``text/plain`` and the output's metadata: each language's description of its own picture
+  (:mod:`.figure_descriptions`), which :class:`EditionImages` writes into each edition's page.
 
 The Chinese picture needs a font with Chinese glyphs (:data:`CHINESE_FONTS`; Debian's
 ``fonts-noto-cjk`` gives the first). Where none is installed, only the English picture is made,
@@ -28,6 +30,7 @@ import io
 from collections.abc import Callable
 
 from .editions import LANGUAGES
+from .figure_descriptions import METADATA_KEY, Description, descriptions
 
 # Fonts with the glyphs of Simplified Chinese, most wanted first: Debian's and Ubuntu's fonts-noto-cjk,
 # Adobe's name for the same design, then the usual ones of Linux, Windows and macOS.
@@ -70,12 +73,12 @@ def font_for(language: str) -> str | None:
     return first_known()
 
 
-def png_in_every_language(draw: Callable, *arguments, **settings) -> dict[str, bytes]:
-    """``draw(*arguments, **settings, language=...)`` as PNG, by language: English, then every edition's
-    language whose font is installed. ``draw`` returns a matplotlib Figure, Axes or a tuple of Axes."""
+def picture_in_every_language(draw: Callable, *arguments, **settings) -> PictureInEveryLanguage:
+    """``draw(*arguments, **settings, language=...)`` as PNG and described, by language: English, then every
+    edition's language whose font is installed. ``draw`` returns a matplotlib Figure, Axes or a tuple of Axes."""
     import matplotlib.pyplot as plt
 
-    pictures = {}
+    pictures, figures = {}, {}
     for language in ("en", *LANGUAGES):
         font = font_for(language) if language != "en" else None
         if language != "en" and font is None:
@@ -88,8 +91,11 @@ def png_in_every_language(draw: Callable, *arguments, **settings) -> dict[str, b
             picture = io.BytesIO()
             figure.savefig(picture, format="png", bbox_inches="tight")
             pictures[language] = picture.getvalue()
+            figures[language] = figure
+    described = descriptions(figures)
+    for figure in figures.values():
         plt.close(figure)
-    return pictures
+    return PictureInEveryLanguage(pictures, described)
 
 
 def _figure(drawn):
@@ -101,39 +107,89 @@ def _figure(drawn):
 
 @dataclasses.dataclass(frozen=True)
 class PictureInEveryLanguage:
-    """PNG pictures by language; displayed (IPython's ``_repr_mimebundle_``) as one output, each under its type."""
+    """PNG pictures by language and every edition's description (:func:`.figure_descriptions.descriptions`);
+    displayed (IPython's ``_repr_mimebundle_``) as one output, each picture under its type."""
 
     pictures: dict[str, bytes]
+    descriptions: dict[str, dict]
 
-    def __repr__(self) -> str:  # the output's text/plain, as matplotlib's "<Figure size ...>": not the bytes
-        return f"<Figure in {', '.join(self.pictures)}>"
+    def __repr__(self) -> str:  # the output's text/plain, what a notebook without pictures reads: not the bytes
+        return self.descriptions["en"]["alt"]
 
-    def _repr_mimebundle_(self, include=None, exclude=None) -> dict[str, str]:
+    def _repr_mimebundle_(self, include=None, exclude=None) -> tuple[dict[str, str], dict]:
         bundle = {
             ("image/png" if language == "en" else mime_type(language)): base64.b64encode(png).decode("ascii")
             for language, png in self.pictures.items()
         }
-        return {**bundle, "text/plain": repr(self)}
+        return {**bundle, "text/plain": repr(self)}, {METADATA_KEY: self.descriptions}
 
 
 def show_in_every_language(draw: Callable, *arguments, **settings) -> None:
-    """Draw a figure in every language (:func:`png_in_every_language`) and show it as one output of the cell."""
+    """Draw a figure in every language (:func:`picture_in_every_language`) and show it as one output of the cell."""
     from IPython.display import display
 
-    display(PictureInEveryLanguage(png_in_every_language(draw, *arguments, **settings)))
+    display(picture_in_every_language(draw, *arguments, **settings))
 
 
 class EditionImages:
-    """myst-nb's renderer for the pictures of another language (a ``myst_nb.mime_renderers`` entry point).
+    """myst-nb's renderer for the course's pictures (a ``myst_nb.mime_renderers`` entry point).
 
-    By default their types rank nowhere, so the English site never shows them; an edition's
-    configuration ranks its own above ``image/png``, and this renders it as the image it is.
+    The pictures of another language: by default their types rank nowhere, so the English site never
+    shows them; an edition's configuration ranks its own above ``image/png``, and this renders it as the
+    image it is. Every picture a page shows gets the description of the page's language from the
+    output's metadata (:mod:`.figure_descriptions`): the short one as the image's ``alt`` (written into
+    the HTML by :func:`write_descriptions_as_alt`, which the book's extension connects), the rest
+    (each panel's sentence, the numbers' tables) in a ``<details>`` element below it. A picture without
+    a description is a warning (an error in the book's strict build), and the image would be read out by
+    its file name.
     """
 
     mime_priority_overrides = [("*", mime_type(language), None) for language in LANGUAGES]
 
     @staticmethod
     def handle_mime(renderer, data, inline: bool):
-        if data.mime_type not in {mime_type(language) for language in LANGUAGES}:
+        if data.mime_type not in {"image/png", *(mime_type(language) for language in LANGUAGES)}:
             return None
-        return renderer.render_image(dataclasses.replace(data, mime_type="image/png"))
+        language = _page_language(renderer)
+        described = data.output_metadata.get(METADATA_KEY, {}).get(language)
+        if described is None:
+            renderer.logger.warning(
+                f"a figure without a description in {language!r} (cell {data.cell_index}): show figures with "
+                f"plt.show() or show_in_every_language after importing transformer_course.book_programs",
+                subtype="image",
+                line=data.line,
+            )
+            return None if data.mime_type == "image/png" else renderer.render_image(_as_png(data))
+        description = Description.from_json(described)
+        image, *rest = renderer.render_image(_as_png(data))
+        image[ALT] = description.alt  # the alt of the HTML only (write_descriptions_as_alt)
+        if inline:
+            return [image, *rest]
+        from docutils import nodes
+
+        return [image, *rest, nodes.raw("", description.long_html(language), format="html")]
+
+
+# An image's description, kept under this attribute until the HTML is written: an image's ``alt`` is a message
+# Sphinx would extract into the translation catalogs and mark untranslated, while this one is already in the
+# page's language, computed at every build.
+ALT = "transformer_course_alt"
+
+
+def write_descriptions_as_alt(app, doctree, docname: str) -> None:
+    """Sphinx's ``doctree-resolved``: in an HTML build, every described image gets its description as ``alt``."""
+    if app.builder.format != "html":
+        return
+    for image in doctree.findall(lambda node: ALT in getattr(node, "attributes", {})):
+        image["alt"] = image.attributes.pop(ALT)
+
+
+def _as_png(data):
+    return dataclasses.replace(data, mime_type="image/png")
+
+
+def _page_language(renderer) -> str:
+    """The language of the page being rendered (Sphinx's ``language``), ``"en"`` outside an edition."""
+    environment = getattr(renderer.renderer, "sphinx_env", None)
+    language = getattr(getattr(environment, "config", None), "language", None)
+    return language if language in LANGUAGES else "en"
