@@ -276,7 +276,11 @@ def test_the_sandbox_check_names_the_memory_limit_that_stops_it(tmp_path):
 
 
 @pytest.mark.skipif(shutil.which("chromium") is None, reason="needs Chromium: apt-get install chromium chromium-driver")
-def test_a_browser_reads_graded_points_for_a_manually_graded_answer(course, term, tmp_path):
+def test_a_browser_reads_graded_points_for_a_manually_graded_answer_on_a_page_axe_finds_no_fault_in(
+    course, term, tmp_path
+):
+    from axe_check import axe_violations
+    from axe_check import summary as axe_summary
     from nbgrader.api import Gradebook
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
@@ -300,10 +304,14 @@ def test_a_browser_reads_graded_points_for_a_manually_graded_answer(course, term
         driver.get(page.as_uri())
         heading = driver.find_element(By.ID, WRITTEN_ANSWER).text
         summary = driver.find_element(By.TAG_NAME, "h1").text
+        violations = axe_violations(driver)
     finally:
         driver.quit()
     assert "Score: 1 / 1" in heading, f"the written answer's heading reads {heading!r}"
     assert "score 14 of 14" in summary, f"the page's summary reads {summary!r}"
+    assert not violations, (
+        f"WCAG 2.1 A/AA violations on the learner's feedback page: {axe_summary({'feedback page': violations})}"
+    )
 
 
 def test_a_canvas_download_is_graded_through_the_roster_with_a_row_for_everyone_on_it(course, term, tmp_path):
