@@ -131,3 +131,23 @@ def test_outside_grading_a_hidden_test_asks_the_module_that_defines_it():
         results.append(learner.call("answer_of_the_notebook"))
 
     assert results == [7]
+
+
+def test_assert_close_accepts_equal_infinities_where_they_are_expected():
+    expected = torch.tensor([[1.0, float("-inf"), 3.0], [float("inf"), 0.0, float("-inf")]])
+    assert_close(expected.clone(), expected, name="masked scores")
+
+
+@pytest.mark.parametrize(
+    ("actual", "expected"),
+    [
+        ([1.0, 5.0], [1.0, float("-inf")]),  # a finite value where -inf is expected
+        ([1.0, float("-inf")], [1.0, 5.0]),  # -inf where a finite value is expected
+        ([1.0, float("inf")], [1.0, float("-inf")]),  # the wrong sign of infinity
+        ([1.0, float("nan")], [1.0, float("-inf")]),  # nan where -inf is expected
+    ],
+)
+def test_assert_close_refuses_infinities_that_do_not_match_and_says_so(actual, expected):
+    where = r"infinities and NaN must be where they are expected.*first at index \(1,\)"
+    with pytest.raises(AssertionError, match=where):
+        assert_close(torch.tensor(actual), torch.tensor(expected), name="masked scores")

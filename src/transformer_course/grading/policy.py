@@ -8,6 +8,12 @@
     library_implementations:
       - torch.softmax
       - torch.nn.functional.scaled_dot_product_attention
+    # The operators those implementations reach (PyTorch's dispatcher names; a trailing * matches any ending):
+    # a hidden test's call into the learner's code fails when any of them runs, however it was reached
+    # (torch._softmax, a default argument, a private helper), and the review names it.
+    forbidden_operators:
+      - aten::_softmax
+      - aten::_scaled_dot_product_*
     # Optional: seconds a cell of this assignment may run, where its work needs more than the class's
     # limit (the final project's graded training). The longer of the two applies.
     cell_timeout: 600
@@ -18,6 +24,7 @@ assignment: the sandbox shows it beside the submission's notebook.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -26,12 +33,15 @@ import yaml
 from .limits import GradingLimits
 
 POLICY_FILE = "grading.yml"
+# An operator as PyTorch's dispatcher names it (namespace::name), where a trailing * matches any ending.
+OPERATOR_PATTERN = re.compile(r"[a-z_][a-z0-9_]*::[A-Za-z0-9_]+\*?")
 
 
 @dataclass(frozen=True)
 class GradingPolicy:
     learner_writes: list[str] = field(default_factory=list)
     library_implementations: list[str] = field(default_factory=list)
+    forbidden_operators: list[str] = field(default_factory=list)
     cell_timeout: int | None = None
 
     @classmethod
@@ -39,13 +49,13 @@ class GradingPolicy:
         """Read ``path``; a missing file is an empty policy.
 
         Raises:
-            ValueError: the file holds other keys, lists that are not of dotted names, or a cell_timeout that is
-                not a positive number of seconds.
+            ValueError: the file holds other keys, lists that are not of dotted names (of operators, for
+                forbidden_operators), or a cell_timeout that is not a positive number of seconds.
         """
         if not path.is_file():
             return cls()
         values = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-        known = {"learner_writes", "library_implementations", "cell_timeout"}
+        known = {"learner_writes", "library_implementations", "forbidden_operators", "cell_timeout"}
         if not isinstance(values, dict) or set(values) - known:
             raise ValueError(f"{path}: expected only the keys {', '.join(sorted(known))}")
         seconds = values.get("cell_timeout")
@@ -53,6 +63,12 @@ class GradingPolicy:
             raise ValueError(f"{path}: cell_timeout must be a positive whole number of seconds, got {seconds!r}")
         for key, names in values.items():
             if key == "cell_timeout":
+                continue
+            if key == "forbidden_operators":
+                if not isinstance(names, list) or not all(
+                    isinstance(name, str) and OPERATOR_PATTERN.fullmatch(name) for name in names
+                ):
+                    raise ValueError(f"{path}: {key} must be a list of operators such as aten::_softmax")
                 continue
             if not isinstance(names, list) or not all(
                 isinstance(name, str) and name.replace("_", "").replace(".", "").isalnum() for name in names

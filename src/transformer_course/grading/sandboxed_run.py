@@ -129,6 +129,7 @@ class SubmissionRun:
         notebook: the notebook, restored by the grader (nbformat's JSON).
         tests: grade_id -> (visible tests, hidden tests) of each test cell, from the source notebook.
         switched_off: the library implementations a hidden test's call switches off in the kernel.
+        forbidden_operators: the PyTorch operators a hidden test's call may not run (``aten::_softmax``...).
         limits: what the sandbox may use (the assignment's ``grading.yml`` applied).
         package: the course package without what the learner writes.
         data_files: file name -> bytes of the files the assignment ships beside its notebook.
@@ -148,6 +149,7 @@ class SubmissionRun:
     hidden_paths: tuple[str, ...] = ()
     sandbox: bool = True
     cgroup_prefix: str | None = None
+    forbidden_operators: tuple[str, ...] = ()
 
 
 # What a run's time is spent on, for benchmarks/autograde.py.
@@ -156,11 +158,14 @@ STEPS = ("sandbox and kernel start", "imports", "notebook cells", "hidden tests"
 
 @dataclass
 class RunOutcome:
-    """An executed notebook (nbformat's JSON), the verdict on each test cell, and seconds by step (:data:`STEPS`)."""
+    """An executed notebook (nbformat's JSON), the verdict on each test cell, seconds by step (:data:`STEPS`), and
+    findings for the instructor's review: each test cell whose hidden tests saw the learner's code run a forbidden
+    operator, and which."""
 
     notebook: dict
     verdicts: dict[str, bool]
     seconds: dict[str, float]
+    findings: list[str] = field(default_factory=list)
 
 
 def run_submission(run: SubmissionRun) -> RunOutcome:
@@ -169,6 +174,7 @@ def run_submission(run: SubmissionRun) -> RunOutcome:
     notebook = nbformat.from_dict(run.notebook)
     seconds = dict.fromkeys(STEPS, 0.0)
     verdicts: dict[str, bool] = {}
+    findings: list[str] = []
     with tempfile.TemporaryDirectory(prefix="sandbox-") as scratch:
         given = Path(scratch) / "given"
         given.mkdir()
@@ -197,7 +203,9 @@ def run_submission(run: SubmissionRun) -> RunOutcome:
             start = time.perf_counter()
             session.preload(SELF_TEST_CODE)
             seconds["imports"] = time.perf_counter() - start
-            learner = Learner(session.ask, list(run.switched_off))
+            learner = Learner(
+                session.ask, list(run.switched_off), list(run.forbidden_operators), answer_cells(notebook)
+            )
 
             def judge(cell: NotebookNode, label: str) -> bool:
                 grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
@@ -207,8 +215,11 @@ def run_submission(run: SubmissionRun) -> RunOutcome:
                 passed = session.run_cell(cell, visible, label)
                 if passed and hidden_code:
                     started_hidden = time.perf_counter()
+                    refused_before = len(learner.refused)
                     with _JUDGING:
                         failure = run_hidden_tests(hidden_code, f"{run.assignment}/{grade_id}", learner)
+                    if len(learner.refused) > refused_before:
+                        findings.append(f"{label}: {learner.refused[refused_before]}")
                     seconds["hidden tests"] += time.perf_counter() - started_hidden
                     if failure is not None:
                         cell.outputs.append(failure)
@@ -221,7 +232,19 @@ def run_submission(run: SubmissionRun) -> RunOutcome:
             start = time.perf_counter()
             execute_notebook(notebook, session, judge)
             seconds["notebook cells"] = time.perf_counter() - start - seconds["hidden tests"]
-    return RunOutcome(notebook, verdicts, seconds)
+    return RunOutcome(notebook, verdicts, seconds, findings)
+
+
+def answer_cells(notebook: NotebookNode) -> dict[str, str]:
+    """grade_id -> source of each of ``notebook``'s answer cells (the learner's, as handed in): what a hidden
+    test may run again (:meth:`transformer_course.grading.hidden.Learner.rerun`)."""
+    return {
+        cell.metadata.nbgrader.grade_id: cell.source
+        for cell in notebook.cells
+        if cell.cell_type == "code"
+        and cell.get("metadata", {}).get("nbgrader", {}).get("solution")
+        and "grade_id" in cell.metadata.nbgrader
+    }
 
 
 def submission_run(
@@ -244,6 +267,7 @@ def submission_run(
         notebook=notebook,
         tests={grade_id: split_hidden_tests(text) for grade_id, text in course.test_cells(source).items()},
         switched_off=tuple(policy.library_implementations),
+        forbidden_operators=tuple(policy.forbidden_operators),
         limits=policy.applied_to(limits),
         package=package,
         data_files={path.name: path.read_bytes() for path in course.data_files(assignment)},
