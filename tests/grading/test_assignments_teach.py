@@ -866,6 +866,28 @@ def test_the_visible_tests_pass_the_solution_and_the_variants(assignment):
 # Defects that share an answer cell with one of the graded defects: each is checked against the visible tests alone.
 # (assignment, answer cell, text replaced, replacement, the test cell that must fail)
 VISIBLE_DEFECTS = {
+    # Plausible mistakes that passed every visible test, so that a learner heard of them from the grade alone.
+    "blocked_mass takes the softmax over the wrong dimension": (
+        "04-masks",
+        "blocked-mass",
+        "weights = torch.softmax(scores - c * (~allowed).to(scores.dtype), dim=-1)",
+        "weights = torch.softmax(scores - c * (~allowed).to(scores.dtype), dim=0)",
+        "test-blocked-mass",
+    ),
+    "layer_norm adds eps outside the square root": (
+        "05-residuals-layernorm",
+        "layer-norm",
+        "/ torch.sqrt(variance + eps)",
+        "/ (torch.sqrt(variance) + eps)",
+        "test-layer-norm",
+    ),
+    "layer_gradient_norms keeps the gradients of the call before": (
+        "05-residuals-layernorm",
+        "layer-gradient-norms",
+        "    encoder.zero_grad(set_to_none=True)  # start from no gradient, whatever ran before\n",
+        "",
+        "test-layer-gradient-norms",
+    ),
     "MultiHeadAttention skips w_o": (
         "02-multi-head-attention",
         "multi-head-attention",
