@@ -5,7 +5,7 @@ answer wrong, and what the grader would write into the cell is searched for the 
 from __future__ import annotations
 
 import pytest
-from grading_support import assignments, exercise_notebook, solution_notebook
+from grading_support import assignments, hidden_lines, released_text, solution_notebook
 
 from transformer_course.grading.course import Course, split_hidden_tests
 from transformer_course.grading.execute import run_hidden_tests
@@ -13,14 +13,6 @@ from transformer_course.grading.hidden import Learner
 from transformer_course.grading.plain_data import Raised
 
 pytestmark = pytest.mark.needs_nbgrader
-
-
-def hidden_lines(hidden_code: str, released: str) -> set[str]:
-    """The lines of ``hidden_code`` that only the hidden tests hold: not blank, not a bare keyword or bracket,
-    and not also in the released notebook (an ``import torch`` the learner sees anyway)."""
-    return {
-        line.strip() for line in hidden_code.splitlines() if len(line.strip()) >= 12 and line.strip() not in released
-    }
 
 
 def hidden_test_cells() -> list[tuple[str, str, str]]:
@@ -47,8 +39,7 @@ CELLS = hidden_test_cells()
 
 @pytest.mark.parametrize(("assignment", "grade_id", "hidden"), CELLS, ids=[f"{a}/{g}" for a, g, _ in CELLS])
 def test_a_failed_hidden_test_shows_none_of_its_code(assignment, grade_id, hidden):
-    released = "\n".join("".join(cell["source"]) for cell in exercise_notebook(assignment)["cells"])
-    secret = hidden_lines(hidden, released)
+    secret = hidden_lines(hidden, released_text(assignment))
     for kind, ask in WRONG_LEARNERS.items():
         failure = run_hidden_tests(hidden, f"{assignment}/{grade_id}", Learner(ask, switched_off=[]))
         assert failure is not None, f"{assignment} {grade_id}: the hidden tests passed a learner that {kind}"
