@@ -1044,6 +1044,36 @@ def test_final_project_defect_fails_its_own_visible_test(grade_id):
     assert failing == {f"test-{grade_id}"}, f"defective {grade_id}: the failing visible tests are {sorted(failing)}"
 
 
+# Plausible mistakes in parts 3 to 7 that passed every visible test: (answer cell, text replaced, replacement).
+FINAL_PROJECT_VISIBLE_DEFECTS = {
+    "the schedule one update behind after the first": (
+        "schedule",
+        "lambda step: learning_rate(step + 1, d_model, warmup_steps, scale)",
+        "lambda step: learning_rate(max(step, 1), d_model, warmup_steps, scale)",
+    ),
+    "train_step counts the padding in the loss": ("train-step", "ignore_index=pad_id, ", ""),
+    "train_step shifts the target the wrong way": (
+        "train-step",
+        "decoder_input, decoder_output = decoder_input_and_output(",
+        "decoder_output, decoder_input = decoder_input_and_output(",
+    ),
+    "greedy_decode writes on after <eos>": ("greedy-decode", "token = token.masked_fill(finished, pad_id)", "pass"),
+    "greedy_decode feeds the decoder the newest token only": (
+        "greedy-decode",
+        "hidden = model.decode(prefix, memory, source_mask)",
+        "hidden = model.decode(prefix[:, -1:], memory, source_mask)",
+    ),
+    "train_model logs the last loss instead of the mean": ("train-model", "sum(window) / len(window)", "window[-1]"),
+}
+
+
+@pytest.mark.parametrize("defect", sorted(FINAL_PROJECT_VISIBLE_DEFECTS))
+def test_final_project_visible_tests_catch(defect):
+    grade_id, old, new = FINAL_PROJECT_VISIBLE_DEFECTS[defect]
+    failing = visible_tests_before_training({grade_id: _solution_with(FINAL_PROJECT, grade_id, old, new)})
+    assert failing == {f"test-{grade_id}"}, f"{defect}: the failing visible tests are {sorted(failing)}"
+
+
 def test_final_project_variants_pass_the_visible_tests():
     failing = visible_tests_before_training(FINAL_PROJECT_VARIANTS)
     assert failing == set(), f"the variants fail the visible tests {sorted(failing)}"
@@ -1076,6 +1106,41 @@ def test_final_project_part_8_with_empty_hypotheses_fails_its_visible_test():
         # The same test with right hypotheses passes: it fails on the emptiness, not on the setup.
         namespace.update(hypotheses=list(namespace["references"]), test_exact_match=100.0)
         exec(compile(cells["test-train-and-evaluate"], "test-train-and-evaluate", "exec"), namespace)
+
+
+def part_8_test_namespace(history: list[dict], grading: bool) -> dict:
+    """What part 8's answer cell leaves behind for its visible test: a model, ``history``, right hypotheses."""
+    from transformer_course.data import numbers_task
+
+    cells = {
+        _nbgrader(cell).get("grade_id"): "".join(cell["source"]) for cell in exercise_notebook(FINAL_PROJECT)["cells"]
+    }
+    namespace: dict = {"__name__": "__notebook__"}
+    with torch.random.fork_rng(devices=[]), contextlib.redirect_stdout(io.StringIO()):
+        exec(compile(cells["imports"], "imports", "exec"), namespace)
+        exec(compile(solution_answers(FINAL_PROJECT)["encoder-decoder"], "encoder-decoder", "exec"), namespace)
+    test_pairs = numbers_task(seed=0, train_size=1_000).splits["test"][:300]
+    references = [reference for _, reference in test_pairs]
+    namespace.update(
+        GRADING=grading,
+        model=namespace["EncoderDecoder"](11, 13, d_model=16, num_heads=2, num_layers=1, d_ff=32),
+        history=history,
+        test_pairs=test_pairs,
+        references=references,
+        hypotheses=list(references),
+        test_exact_match=100.0,
+    )
+    return namespace, cells["test-train-and-evaluate"]
+
+
+@pytest.mark.parametrize("history", [[], [{"step": 50, "loss": 3.1}]], ids=["no point", "one point"])
+def test_final_project_part_8_passes_a_learners_own_run_too_short_to_log_twice(history):
+    namespace, test = part_8_test_namespace(history, grading=False)
+    with contextlib.redirect_stdout(io.StringIO()):
+        exec(compile(test, "test-train-and-evaluate", "exec"), namespace)
+    namespace, test = part_8_test_namespace(history, grading=True)  # the graded run logs 25 points: too few fail
+    with pytest.raises(AssertionError, match="the graded run logs a point every 10"):
+        exec(compile(test, "test-train-and-evaluate", "exec"), namespace)
 
 
 @pytest.fixture(scope="module")
