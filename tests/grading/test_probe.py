@@ -93,3 +93,38 @@ def test_the_grader_raises_the_refusal_and_keeps_it_for_the_review():
     assert len(learner.refused) == 1 and "aten::_softmax" in learner.refused[0]
     assert torch.allclose(learner.call("own_softmax", scores), scores.softmax(dim=-1))
     assert len(learner.refused) == 1
+
+
+def double(x):  # the learner's function, which the reference below replaces
+    return x + x + 1
+
+
+def test_a_rerun_cell_sees_the_graders_inputs_seed_and_references_and_changes_nothing():
+    request = {
+        "kind": "cell",
+        "source": "y = double(x)\nsample = torch.rand(1).item()\n",
+        "names": ["y", "sample"],
+        "seed": 5,
+        "reference": ["def double(x):\n    return 2 * x\n"],
+        "args": encode([]),
+        "kwargs": encode({"x": 4.0}),
+    }
+    namespace = {"torch": torch, "double": double, "x": 1.0}
+    y, sample = evaluate(request, namespace)
+    torch.manual_seed(5)
+    assert (y, sample) == (8.0, torch.rand(1).item())
+    assert namespace == {"torch": torch, "double": double, "x": 1.0}
+
+
+def test_a_rerun_cell_that_does_not_set_a_name_answers_a_name_error():
+    request = {
+        "kind": "cell",
+        "source": "z = 1\n",
+        "names": ["y"],
+        "seed": 0,
+        "reference": [],
+        "args": encode([]),
+        "kwargs": encode({}),
+    }
+    answer = evaluate(request, {})
+    assert isinstance(answer, Raised) and answer.type_name == "NameError" and "did not set y" in answer.message
