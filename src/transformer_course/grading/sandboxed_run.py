@@ -12,7 +12,10 @@ any worker: a process of the grader's own pool or a Dask worker on another machi
 3. runs the code cells in order (:func:`transformer_course.grading.execute.execute_notebook`); a test
    cell's visible tests run in the kernel, its hidden tests here, in the worker, asking the kernel
    questions (:func:`transformer_course.grading.execute.run_hidden_tests`);
-4. returns the executed notebook and the grader's verdict on each test cell (:class:`RunOutcome`).
+4. when a test cell fails, runs the source notebook's answers to that part in the kernel (quietly: their
+   outputs are not kept), so that every later part is graded with a correct answer to this one in place of
+   the learner's: one bug, or a cell that does not even parse, costs its own part's points only;
+5. returns the executed notebook and the grader's verdict on each test cell (:class:`RunOutcome`).
 
 Nothing of a run outlives it: its sandbox, every process in it and its cgroup end with it. The
 worker keeps only the unpacked package (by the archive's digest, in a private folder of its own),
@@ -36,6 +39,7 @@ from pathlib import Path
 import nbformat
 import torch
 from nbformat import NotebookNode
+from nbformat.v4 import new_output
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Bool
 
@@ -53,6 +57,9 @@ from .gradebook import VERDICTS
 from .hidden import Learner
 from .limits import GradingLimits
 from .sandbox import SandboxSpec, matplotlib_font_list, runner_launch
+
+# What a failed test cell says when a correct answer to its part is put in place of the learner's.
+REFERENCE_NOTE = "The later parts are graded with a correct answer to this part in place of yours.\n"
 
 # Hidden tests seed torch's and Python's global generators and set the learner they judge: in a worker
 # that runs several submissions in threads (a Dask worker with --nthreads above 1), one at a time.
@@ -128,6 +135,8 @@ class SubmissionRun:
         notebook_name: the notebook's file name, as the kernel sees it in its working directory.
         notebook: the notebook, restored by the grader (nbformat's JSON).
         tests: grade_id -> (visible tests, hidden tests) of each test cell, from the source notebook.
+        references: grade_id of a test cell -> the source notebook's answer cells of its part, run in the
+            kernel when that test cell fails and a later one follows (see :func:`reference_answers`).
         switched_off: the library implementations a hidden test's call switches off in the kernel.
         forbidden_operators: the PyTorch operators a hidden test's call may not run (``aten::_softmax``...).
         limits: what the sandbox may use (the assignment's ``grading.yml`` applied).
@@ -150,6 +159,7 @@ class SubmissionRun:
     sandbox: bool = True
     cgroup_prefix: str | None = None
     forbidden_operators: tuple[str, ...] = ()
+    references: dict[str, str] = field(default_factory=dict)
 
 
 # What a run's time is spent on, for benchmarks/autograde.py.
@@ -224,6 +234,9 @@ def run_submission(run: SubmissionRun) -> RunOutcome:
                     if failure is not None:
                         cell.outputs.append(failure)
                         passed = False
+                if not passed and grade_id in run.references and session.lost_in is None:
+                    session.run_quietly(run.references[grade_id], f"{label} (a correct answer in its place)")
+                    cell.outputs.append(new_output("stream", name="stdout", text=REFERENCE_NOTE))
                 cell.outputs = scored_outputs(cell.outputs, passed)
                 cell.source = visible
                 verdicts[grade_id] = passed
@@ -247,6 +260,36 @@ def answer_cells(notebook: NotebookNode) -> dict[str, str]:
     }
 
 
+def reference_answers(source: dict) -> dict[str, str]:
+    """grade_id of each test cell of the source notebook ``source`` that a later test cell follows -> the source of
+    the answer cells of its part (the code cells a learner fills in, since the test cell before it), joined.
+
+    The last test cell has none: nothing after it needs its answer, which may be long to run (a training run).
+    """
+    parts: dict[str, str] = {}
+    answers: list[str] = []
+    for cell in source.get("cells", []):
+        nbgrader = cell.get("metadata", {}).get("nbgrader", {})
+        if cell.get("cell_type") != "code":
+            continue
+        if nbgrader.get("grade"):
+            if answers:
+                parts[nbgrader["grade_id"]] = "\n".join(answers)
+            answers = []
+        elif nbgrader.get("solution"):
+            answers.append("".join(cell["source"]))
+    last_test = next(
+        (
+            cell["metadata"]["nbgrader"]["grade_id"]
+            for cell in reversed(source.get("cells", []))
+            if cell.get("cell_type") == "code" and cell.get("metadata", {}).get("nbgrader", {}).get("grade")
+        ),
+        None,
+    )
+    parts.pop(last_test, None)
+    return parts
+
+
 def submission_run(
     course: Course,
     assignment: str,
@@ -268,6 +311,7 @@ def submission_run(
         tests={grade_id: split_hidden_tests(text) for grade_id, text in course.test_cells(source).items()},
         switched_off=tuple(policy.library_implementations),
         forbidden_operators=tuple(policy.forbidden_operators),
+        references=reference_answers(source),
         limits=policy.applied_to(limits),
         package=package,
         data_files={path.name: path.read_bytes() for path in course.data_files(assignment)},
