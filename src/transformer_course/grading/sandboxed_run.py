@@ -47,6 +47,7 @@ from .course import Course, split_hidden_tests
 from .execute import (
     KERNEL_NOT_STARTED,
     SELF_TEST_CODE,
+    Session,
     error_output,
     execute_notebook,
     run_hidden_tests,
@@ -182,9 +183,8 @@ def run_submission(run: SubmissionRun) -> RunOutcome:
     """Run ``run``'s notebook in a sandbox of its own and judge its test cells (see the module docstring)."""
     torch.set_num_threads(run.limits.threads)
     notebook = nbformat.from_dict(run.notebook)
-    seconds = dict.fromkeys(STEPS, 0.0)
-    verdicts: dict[str, bool] = {}
-    findings: list[str] = []
+    outcome = RunOutcome(notebook, {}, dict.fromkeys(STEPS, 0.0))
+    seconds = outcome.seconds
     with tempfile.TemporaryDirectory(prefix="sandbox-") as scratch:
         given = Path(scratch) / "given"
         given.mkdir()
@@ -209,43 +209,60 @@ def run_submission(run: SubmissionRun) -> RunOutcome:
                 for cell in notebook.cells:
                     if cell.cell_type == "code":
                         cell.outputs = [error_output(KERNEL_NOT_STARTED, f"the kernel did not start: {problem}")]
-                return RunOutcome(notebook, dict.fromkeys(run.tests, False), seconds)
+                outcome.verdicts = dict.fromkeys(run.tests, False)
+                return outcome
             start = time.perf_counter()
             session.preload(SELF_TEST_CODE)
             seconds["imports"] = time.perf_counter() - start
             learner = Learner(
                 session.ask, list(run.switched_off), list(run.forbidden_operators), answer_cells(notebook)
             )
-
-            def judge(cell: NotebookNode, label: str) -> bool:
-                grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
-                if grade_id not in run.tests:
-                    return False
-                visible, hidden_code = run.tests[grade_id]
-                passed = session.run_cell(cell, visible, label)
-                if passed and hidden_code:
-                    started_hidden = time.perf_counter()
-                    refused_before = len(learner.refused)
-                    with _JUDGING:
-                        failure = run_hidden_tests(hidden_code, f"{run.assignment}/{grade_id}", learner)
-                    if len(learner.refused) > refused_before:
-                        findings.append(f"{label}: {learner.refused[refused_before]}")
-                    seconds["hidden tests"] += time.perf_counter() - started_hidden
-                    if failure is not None:
-                        cell.outputs.append(failure)
-                        passed = False
-                if not passed and grade_id in run.references and session.lost_in is None:
-                    session.run_quietly(run.references[grade_id], f"{label} (a correct answer in its place)")
-                    cell.outputs.append(new_output("stream", name="stdout", text=REFERENCE_NOTE))
-                cell.outputs = scored_outputs(cell.outputs, passed)
-                cell.source = visible
-                verdicts[grade_id] = passed
-                return True
-
             start = time.perf_counter()
-            execute_notebook(notebook, session, judge)
+            execute_notebook(notebook, session, _Judge(run, session, learner, outcome))
             seconds["notebook cells"] = time.perf_counter() - start - seconds["hidden tests"]
-    return RunOutcome(notebook, verdicts, seconds, findings)
+    return outcome
+
+
+@dataclass
+class _Judge:
+    """Asked by :func:`transformer_course.grading.execute.execute_notebook` for each code cell: a test cell's visible
+    tests run in the kernel, its hidden tests here, and its verdict (and any finding) goes into ``outcome``."""
+
+    run: SubmissionRun
+    session: Session
+    learner: Learner
+    outcome: RunOutcome
+
+    def __call__(self, cell: NotebookNode, label: str) -> bool:
+        """Judge ``cell`` if it is a test cell (True), or leave it to the session (False)."""
+        grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+        if grade_id not in self.run.tests:
+            return False
+        visible, hidden_code = self.run.tests[grade_id]
+        passed = self.session.run_cell(cell, visible, label)
+        if passed and hidden_code:
+            failure = self._hidden_tests(hidden_code, grade_id, label)
+            if failure is not None:
+                cell.outputs.append(failure)
+                passed = False
+        if not passed and grade_id in self.run.references and self.session.lost_in is None:
+            self.session.run_quietly(self.run.references[grade_id], f"{label} (a correct answer in its place)")
+            cell.outputs.append(new_output("stream", name="stdout", text=REFERENCE_NOTE))
+        cell.outputs = scored_outputs(cell.outputs, passed)
+        cell.source = visible
+        self.outcome.verdicts[grade_id] = passed
+        return True
+
+    def _hidden_tests(self, hidden_code: str, grade_id: str, label: str) -> NotebookNode | None:
+        """Run the cell's hidden tests: the error output of a failure, or None; a refused operator is a finding."""
+        started_hidden = time.perf_counter()
+        refused_before = len(self.learner.refused)
+        with _JUDGING:
+            failure = run_hidden_tests(hidden_code, f"{self.run.assignment}/{grade_id}", self.learner)
+        if len(self.learner.refused) > refused_before:
+            self.outcome.findings.append(f"{label}: {self.learner.refused[refused_before]}")
+        self.outcome.seconds["hidden tests"] += time.perf_counter() - started_hidden
+        return failure
 
 
 def answer_cells(notebook: NotebookNode) -> dict[str, str]:
