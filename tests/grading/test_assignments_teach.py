@@ -1143,9 +1143,27 @@ def test_final_project_part_8_passes_a_learners_own_run_too_short_to_log_twice(h
         exec(compile(test, "test-train-and-evaluate", "exec"), namespace)
 
 
+# One bug in part 1 (an untied output layer) and one in part 6 (the decoder fed the newest token only): parts 2 and 8
+# are graded with correct answers to parts 1 and 6 in their place, so these cost parts 1 and 6 alone.
+FINAL_PROJECT_EARLY_BUGS = {
+    "encoder-decoder": _solution_with(
+        FINAL_PROJECT,
+        "encoder-decoder",
+        "self.output_projection.weight = self.target_embedding.weight  # weight tying (§3.4)",
+        "pass  # the output layer keeps weights of its own",
+    ),
+    "greedy-decode": _solution_with(
+        FINAL_PROJECT,
+        "greedy-decode",
+        "hidden = model.decode(prefix, memory, source_mask)",
+        "hidden = model.decode(prefix[:, -1:], memory, source_mask)",
+    ),
+}
+
+
 @pytest.fixture(scope="module")
 def final_project_graded(course, tmp_path_factory) -> dict:
-    """One autograde run of two final projects (a few minutes: each graded run trains 250 updates)."""
+    """One autograde run of three final projects (a few minutes: each graded run trains 250 updates)."""
     solution = solution_notebook(FINAL_PROJECT)
     submissions = write_submissions(
         tmp_path_factory.mktemp("teach-final-project"),
@@ -1153,6 +1171,7 @@ def final_project_graded(course, tmp_path_factory) -> dict:
         {
             "variants": with_answers(solution, FINAL_PROJECT_VARIANTS),
             "defects": with_answers(solution, FINAL_PROJECT_DEFECTS),
+            "early-bugs": with_answers(solution, FINAL_PROJECT_EARLY_BUGS),
         },
     )
     return grade(course, FINAL_PROJECT, submissions, limits=CLASS_LIMITS, jobs=2)
@@ -1174,4 +1193,15 @@ def test_final_project_defects_lose_their_own_parts_points_only(final_project_gr
     assert result.score == expected, (
         f"the defects scored {result.score}, expected {expected}: full marks less the points of "
         f"{sorted(FINAL_PROJECT_DEFECT_TESTS)} only"
+    )
+
+
+def test_final_project_bugs_in_parts_1_and_6_cost_those_parts_only(final_project_graded):
+    """Part 2 counts the parameters of a correct EncoderDecoder and part 8 decodes with a correct greedy_decode,
+    put in place of the learner's when parts 1 and 6 failed: neither bug is charged twice."""
+    result = final_project_graded["early-bugs"]
+    lost = points_of(solution_notebook(FINAL_PROJECT), {"test-encoder-decoder", "test-greedy-decode"})
+    assert result.status == "graded", result.message
+    assert result.score == full_marks(FINAL_PROJECT) - lost, (
+        f"the bugs in parts 1 and 6 scored {result.score}, expected {full_marks(FINAL_PROJECT) - lost}"
     )
