@@ -134,3 +134,16 @@ def grade(
         options.setdefault("jobs", 1)
     results = autograde(course, assignment, submissions, limits=limits, **options)
     return {result.student_id: result for result in results}
+
+
+def hidden_lines(hidden_code: str, released: str) -> set[str]:
+    """The lines of ``hidden_code`` that only the hidden tests hold: not blank, not a bare keyword or bracket,
+    and not also in the ``released`` notebook's text (an ``import torch`` the learner sees anyway)."""
+    return {
+        line.strip() for line in hidden_code.splitlines() if len(line.strip()) >= 12 and line.strip() not in released
+    }
+
+
+def released_text(assignment: str) -> str:
+    """The sources of the released notebook's cells, one after the other."""
+    return "\n".join("".join(cell["source"]) for cell in exercise_notebook(assignment)["cells"])

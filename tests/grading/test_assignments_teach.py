@@ -866,6 +866,28 @@ def test_the_visible_tests_pass_the_solution_and_the_variants(assignment):
 # Defects that share an answer cell with one of the graded defects: each is checked against the visible tests alone.
 # (assignment, answer cell, text replaced, replacement, the test cell that must fail)
 VISIBLE_DEFECTS = {
+    # Plausible mistakes that passed every visible test, so that a learner heard of them from the grade alone.
+    "blocked_mass takes the softmax over the wrong dimension": (
+        "04-masks",
+        "blocked-mass",
+        "weights = torch.softmax(scores - c * (~allowed).to(scores.dtype), dim=-1)",
+        "weights = torch.softmax(scores - c * (~allowed).to(scores.dtype), dim=0)",
+        "test-blocked-mass",
+    ),
+    "layer_norm adds eps outside the square root": (
+        "05-residuals-layernorm",
+        "layer-norm",
+        "/ torch.sqrt(variance + eps)",
+        "/ (torch.sqrt(variance) + eps)",
+        "test-layer-norm",
+    ),
+    "layer_gradient_norms keeps the gradients of the call before": (
+        "05-residuals-layernorm",
+        "layer-gradient-norms",
+        "    encoder.zero_grad(set_to_none=True)  # start from no gradient, whatever ran before\n",
+        "",
+        "test-layer-gradient-norms",
+    ),
     "MultiHeadAttention skips w_o": (
         "02-multi-head-attention",
         "multi-head-attention",
@@ -1022,6 +1044,36 @@ def test_final_project_defect_fails_its_own_visible_test(grade_id):
     assert failing == {f"test-{grade_id}"}, f"defective {grade_id}: the failing visible tests are {sorted(failing)}"
 
 
+# Plausible mistakes in parts 3 to 7 that passed every visible test: (answer cell, text replaced, replacement).
+FINAL_PROJECT_VISIBLE_DEFECTS = {
+    "the schedule one update behind after the first": (
+        "schedule",
+        "lambda step: learning_rate(step + 1, d_model, warmup_steps, scale)",
+        "lambda step: learning_rate(max(step, 1), d_model, warmup_steps, scale)",
+    ),
+    "train_step counts the padding in the loss": ("train-step", "ignore_index=pad_id, ", ""),
+    "train_step shifts the target the wrong way": (
+        "train-step",
+        "decoder_input, decoder_output = decoder_input_and_output(",
+        "decoder_output, decoder_input = decoder_input_and_output(",
+    ),
+    "greedy_decode writes on after <eos>": ("greedy-decode", "token = token.masked_fill(finished, pad_id)", "pass"),
+    "greedy_decode feeds the decoder the newest token only": (
+        "greedy-decode",
+        "hidden = model.decode(prefix, memory, source_mask)",
+        "hidden = model.decode(prefix[:, -1:], memory, source_mask)",
+    ),
+    "train_model logs the last loss instead of the mean": ("train-model", "sum(window) / len(window)", "window[-1]"),
+}
+
+
+@pytest.mark.parametrize("defect", sorted(FINAL_PROJECT_VISIBLE_DEFECTS))
+def test_final_project_visible_tests_catch(defect):
+    grade_id, old, new = FINAL_PROJECT_VISIBLE_DEFECTS[defect]
+    failing = visible_tests_before_training({grade_id: _solution_with(FINAL_PROJECT, grade_id, old, new)})
+    assert failing == {f"test-{grade_id}"}, f"{defect}: the failing visible tests are {sorted(failing)}"
+
+
 def test_final_project_variants_pass_the_visible_tests():
     failing = visible_tests_before_training(FINAL_PROJECT_VARIANTS)
     assert failing == set(), f"the variants fail the visible tests {sorted(failing)}"
@@ -1056,9 +1108,62 @@ def test_final_project_part_8_with_empty_hypotheses_fails_its_visible_test():
         exec(compile(cells["test-train-and-evaluate"], "test-train-and-evaluate", "exec"), namespace)
 
 
+def part_8_test_namespace(history: list[dict], grading: bool) -> dict:
+    """What part 8's answer cell leaves behind for its visible test: a model, ``history``, right hypotheses."""
+    from transformer_course.data import numbers_task
+
+    cells = {
+        _nbgrader(cell).get("grade_id"): "".join(cell["source"]) for cell in exercise_notebook(FINAL_PROJECT)["cells"]
+    }
+    namespace: dict = {"__name__": "__notebook__"}
+    with torch.random.fork_rng(devices=[]), contextlib.redirect_stdout(io.StringIO()):
+        exec(compile(cells["imports"], "imports", "exec"), namespace)
+        exec(compile(solution_answers(FINAL_PROJECT)["encoder-decoder"], "encoder-decoder", "exec"), namespace)
+    test_pairs = numbers_task(seed=0, train_size=1_000).splits["test"][:300]
+    references = [reference for _, reference in test_pairs]
+    namespace.update(
+        GRADING=grading,
+        model=namespace["EncoderDecoder"](11, 13, d_model=16, num_heads=2, num_layers=1, d_ff=32),
+        history=history,
+        test_pairs=test_pairs,
+        references=references,
+        hypotheses=list(references),
+        test_exact_match=100.0,
+    )
+    return namespace, cells["test-train-and-evaluate"]
+
+
+@pytest.mark.parametrize("history", [[], [{"step": 50, "loss": 3.1}]], ids=["no point", "one point"])
+def test_final_project_part_8_passes_a_learners_own_run_too_short_to_log_twice(history):
+    namespace, test = part_8_test_namespace(history, grading=False)
+    with contextlib.redirect_stdout(io.StringIO()):
+        exec(compile(test, "test-train-and-evaluate", "exec"), namespace)
+    namespace, test = part_8_test_namespace(history, grading=True)  # the graded run logs 25 points: too few fail
+    with pytest.raises(AssertionError, match="the graded run logs a point every 10"):
+        exec(compile(test, "test-train-and-evaluate", "exec"), namespace)
+
+
+# One bug in part 1 (an untied output layer) and one in part 6 (the decoder fed the newest token only): parts 2 and 8
+# are graded with correct answers to parts 1 and 6 in their place, so these cost parts 1 and 6 alone.
+FINAL_PROJECT_EARLY_BUGS = {
+    "encoder-decoder": _solution_with(
+        FINAL_PROJECT,
+        "encoder-decoder",
+        "self.output_projection.weight = self.target_embedding.weight  # weight tying (§3.4)",
+        "pass  # the output layer keeps weights of its own",
+    ),
+    "greedy-decode": _solution_with(
+        FINAL_PROJECT,
+        "greedy-decode",
+        "hidden = model.decode(prefix, memory, source_mask)",
+        "hidden = model.decode(prefix[:, -1:], memory, source_mask)",
+    ),
+}
+
+
 @pytest.fixture(scope="module")
 def final_project_graded(course, tmp_path_factory) -> dict:
-    """One autograde run of two final projects (a few minutes: each graded run trains 250 updates)."""
+    """One autograde run of three final projects (a few minutes: each graded run trains 250 updates)."""
     solution = solution_notebook(FINAL_PROJECT)
     submissions = write_submissions(
         tmp_path_factory.mktemp("teach-final-project"),
@@ -1066,6 +1171,7 @@ def final_project_graded(course, tmp_path_factory) -> dict:
         {
             "variants": with_answers(solution, FINAL_PROJECT_VARIANTS),
             "defects": with_answers(solution, FINAL_PROJECT_DEFECTS),
+            "early-bugs": with_answers(solution, FINAL_PROJECT_EARLY_BUGS),
         },
     )
     return grade(course, FINAL_PROJECT, submissions, limits=CLASS_LIMITS, jobs=2)
@@ -1087,4 +1193,15 @@ def test_final_project_defects_lose_their_own_parts_points_only(final_project_gr
     assert result.score == expected, (
         f"the defects scored {result.score}, expected {expected}: full marks less the points of "
         f"{sorted(FINAL_PROJECT_DEFECT_TESTS)} only"
+    )
+
+
+def test_final_project_bugs_in_parts_1_and_6_cost_those_parts_only(final_project_graded):
+    """Part 2 counts the parameters of a correct EncoderDecoder and part 8 decodes with a correct greedy_decode,
+    put in place of the learner's when parts 1 and 6 failed: neither bug is charged twice."""
+    result = final_project_graded["early-bugs"]
+    lost = points_of(solution_notebook(FINAL_PROJECT), {"test-encoder-decoder", "test-greedy-decode"})
+    assert result.status == "graded", result.message
+    assert result.score == full_marks(FINAL_PROJECT) - lost, (
+        f"the bugs in parts 1 and 6 scored {result.score}, expected {full_marks(FINAL_PROJECT) - lost}"
     )

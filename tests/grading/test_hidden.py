@@ -131,3 +131,49 @@ def test_outside_grading_a_hidden_test_asks_the_module_that_defines_it():
         results.append(learner.call("answer_of_the_notebook"))
 
     assert results == [7]
+
+
+def test_assert_close_accepts_equal_infinities_where_they_are_expected():
+    expected = torch.tensor([[1.0, float("-inf"), 3.0], [float("inf"), 0.0, float("-inf")]])
+    assert_close(expected.clone(), expected, name="masked scores")
+
+
+@pytest.mark.parametrize(
+    ("actual", "expected"),
+    [
+        ([1.0, 5.0], [1.0, float("-inf")]),  # a finite value where -inf is expected
+        ([1.0, float("-inf")], [1.0, 5.0]),  # -inf where a finite value is expected
+        ([1.0, float("inf")], [1.0, float("-inf")]),  # the wrong sign of infinity
+        ([1.0, float("nan")], [1.0, float("-inf")]),  # nan where -inf is expected
+    ],
+)
+def test_assert_close_refuses_infinities_that_do_not_match_and_says_so(actual, expected):
+    where = r"infinities and NaN must be where they are expected.*first at index \(1,\)"
+    with pytest.raises(AssertionError, match=where):
+        assert_close(torch.tensor(actual), torch.tensor(expected), name="masked scores")
+
+
+def reference_double(x):  # a reference function a rerun puts in place of the learner's
+    return 2 * x
+
+
+def test_rerun_sends_the_learners_cell_the_seed_the_inputs_and_the_references():
+    requests = []
+    learner = Learner(lambda request: requests.append(request) or (1.0,), [], cells={"experiment": "y = double(x)\n"})
+    learner.rerun("experiment", ("y",), seed=7, inputs={"x": 3.0}, reference=(reference_double,))
+    (request,) = requests
+    assert (request["kind"], request["source"], request["names"], request["seed"]) == (
+        "cell",
+        "y = double(x)\n",
+        ["y"],
+        7,
+    )
+    assert request["reference"] == [
+        "def reference_double(x):  # a reference function a rerun puts in place of the learner's\n    return 2 * x\n"
+    ]
+    json.dumps(request)  # plain JSON
+
+
+def test_rerun_of_a_cell_the_notebook_lacks_fails_saying_which():
+    with pytest.raises(AssertionError, match="no answer cell experiment"):
+        Learner(lambda request: None, [], cells={}).rerun("experiment", ("y",), seed=0)

@@ -39,8 +39,20 @@ def test_a_cell_timeout_that_is_not_positive_whole_seconds_is_refused_by_name(tm
 
 
 def test_an_unknown_key_is_refused_with_the_known_ones(tmp_path):
-    with pytest.raises(ValueError, match="cell_timeout, learner_writes, library_implementations"):
+    with pytest.raises(ValueError, match="cell_timeout, forbidden_operators, learner_writes, library_implementations"):
         GradingPolicy.from_file(write(tmp_path, "cell_timout: 600\n"))
+
+
+def test_forbidden_operators_are_read_as_the_dispatchers_names(tmp_path):
+    text = "forbidden_operators: [aten::_softmax, aten::_scaled_dot_product_*]\n"
+    policy = GradingPolicy.from_file(write(tmp_path, text))
+    assert policy.forbidden_operators == ["aten::_softmax", "aten::_scaled_dot_product_*"]
+
+
+@pytest.mark.parametrize("value", ["[torch._softmax]", "[_softmax]", "[aten::soft max]", "aten::_softmax", "[aten::*]"])
+def test_a_forbidden_operator_that_is_not_an_operators_name_is_refused(tmp_path, value):
+    with pytest.raises(ValueError, match="forbidden_operators must be a list of operators such as aten::_softmax"):
+        GradingPolicy.from_file(write(tmp_path, f"forbidden_operators: {value}\n"))
 
 
 def test_the_final_projects_graded_training_may_run_longer_than_the_class_limit():

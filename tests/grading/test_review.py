@@ -81,3 +81,24 @@ def test_defining_a_torch_function_hook_is_reported():
         [],
     )
     assert findings == ["added cell 4: meta-programming (__torch_function__)"]
+
+
+def test_a_librarys_private_names_are_reported_however_imported():
+    findings = review(
+        [
+            ("cell softmax", "def softmax(s):\n    return torch._softmax(s, -1, False)\n"),
+            ("cell attention", "from torch.nn.functional import _canonical_mask\nimport torch._C as C\n"),
+            ("cell mask", "out = torch.randn(3)._version + torch.nn.functional._none_or_dtype(None)\n"),
+        ],
+        [],
+    )
+    assert findings == [
+        "cell softmax: uses a library's private names (torch._softmax)",
+        "cell attention: uses a library's private names (torch._C, torch.nn.functional._canonical_mask)",
+        "cell mask: uses a library's private names (torch.nn.functional._none_or_dtype, torch…._version)",
+    ]
+
+
+def test_dunder_names_and_the_learners_own_private_names_are_not_reported():
+    own = "class Norm(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self._eps = 1e-5\n"
+    assert review([("cell norm", own + "x = torch.__version__\n")], []) == []

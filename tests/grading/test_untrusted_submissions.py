@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import copy
 import csv
+import html
 import html.parser
 import json
 import os
@@ -33,7 +34,9 @@ from grading_support import (
     exercise_notebook,
     full_marks,
     grade,
+    hidden_lines,
     notebook_name,
+    released_text,
     solution_notebook,
     with_appended_code,
     write_submissions,
@@ -102,7 +105,8 @@ def _hidden_code(assignment: str = FIRST) -> str:
 
 def _hidden_lines_the_kernel_may_not_see(assignment: str = FIRST) -> list[str]:
     """The hidden tests' lines, stripped, that README says never reach the kernel: all of them while it says
-    hidden tests never reach it; otherwise all but those of the functions a test runs there (``learner.run``)."""
+    hidden tests never reach it; otherwise all but those of the functions a test runs there (``learner.run``) or
+    puts in place of the learner's when it runs a cell again (``learner.rerun(..., reference=(...))``)."""
     readme = " ".join((REPOSITORY / "README.md").read_text(encoding="utf-8").split())
     lines, allowed = [], set()
     for cell in solution_notebook(assignment)["cells"]:
@@ -120,15 +124,19 @@ def _hidden_lines_the_kernel_may_not_see(assignment: str = FIRST) -> list[str]:
                 and node.args
                 and isinstance(node.args[0], ast.Name)
             }
+            sent |= {
+                element.id
+                for node in ast.walk(tree)
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "rerun"
+                for keyword in node.keywords
+                if keyword.arg == "reference" and isinstance(keyword.value, ast.Tuple)
+                for element in keyword.value.elts
+                if isinstance(element, ast.Name)
+            }
             for node in tree.body:
                 if isinstance(node, ast.FunctionDef) and node.name in sent:
                     allowed.update(line.strip() for line in ast.get_source_segment(block, node).splitlines())
     return [line for line in lines if line not in allowed]
-
-
-def _hidden_test_names(assignment: str = FIRST) -> list[str]:
-    """Names of the hidden tests' functions: words that appear nowhere in the learner's notebook."""
-    return re.findall(r"@hidden_test\s*\ndef (\w+)", _hidden_code(assignment))
 
 
 # A blank notebook whose kernel answers every cell with a result before the cell's own outputs:
@@ -549,11 +557,14 @@ def test_no_feedback_page_shows_the_hidden_tests(hostile_class):
     course = hostile_class[0]
     pages = _feedback_pages(course)
     assert pages.get("honest"), f"the honest learner has no feedback page: {pages}"
-    names = _hidden_test_names()
-    assert names, "the source notebook should have named hidden tests"
+    # A failed hidden test is told by its name and its author's message: its code is what must not show.
+    secret = sorted(hidden_lines(_hidden_code(), released_text(FIRST)))
+    assert secret, "the source notebook should have hidden tests"
     shown = {
         page.relative_to(course.feedback_directory).as_posix(): [
-            name for name in [*names, "BEGIN HIDDEN TESTS"] if name in page.read_text(encoding="utf-8")
+            line
+            for line in [*secret, "BEGIN HIDDEN TESTS"]
+            if line in page.read_text(encoding="utf-8") or html.escape(line) in page.read_text(encoding="utf-8")
         ]
         for student, student_pages in pages.items()
         if student != PROMISES  # its own cells quote the hidden tests' lines it watches for

@@ -350,6 +350,8 @@ class _ClassGrading:
         except Exception as error:  # noqa: BLE001  (a worker that died fails its own submission only)
             result.status, result.message = "error", f"the sandboxed run failed: {_named(error)}"
             return result
+        # what the run saw the learner's code do (a forbidden operator it reached), beside what the review read
+        result.review = "; ".join([result.review] * bool(result.review) + [f for o in outcomes for f in o.findings])
         for outcome in outcomes:
             for step, seconds in outcome.seconds.items():
                 result.seconds[step] = result.seconds.get(step, 0.0) + seconds

@@ -120,6 +120,15 @@ class Session:
             cell.outputs.append(problem)
         return not any(output.output_type == "error" for output in cell.outputs)
 
+    def run_quietly(self, code: str, label: str) -> None:
+        """Run ``code`` outside the notebook's history and outputs, within the cell's limits: a correct answer put
+        in the place of the learner's (a kernel lost here is recorded like one lost in a cell)."""
+        left = self.deadline - time.monotonic()
+        if self.lost_in is not None or left <= 0:
+            return
+        reply = self._execute(code, min(self.limits.cell_timeout, left), 2**12, answers=False, store_history=False)
+        self._problem(reply, label)
+
     def ask(self, request: dict):
         """Send a hidden test's request to the kernel and return its decoded answer."""
         if self.lost_in is not None:
@@ -286,7 +295,9 @@ def run_hidden_tests(code: str, name: str, learner: Learner) -> NotebookNode | N
     """Run a cell's hidden tests in this process against ``learner``; the error output if one fails.
 
     The tests draw their random inputs from a generator seeded by ``name``, so that grading again
-    asks the same questions.
+    asks the same questions. A failure is told by the failing test's name and the message its author
+    wrote (what was expected and what came): never a line of the hidden code, which the feedback page
+    would show the learner.
     """
     filename = f"<hidden tests of {name}>"
     linecache.cache[filename] = (len(code), None, code.splitlines(keepends=True), filename)  # for inspect.getsource
@@ -297,10 +308,11 @@ def run_hidden_tests(code: str, name: str, learner: Learner) -> NotebookNode | N
         try:
             exec(compile(code, filename, "exec"), {"__name__": "__hidden_tests__"})
         except Exception as error:  # a failing check, or the learner's error re-raised: the test fails
+            # The hidden code's own frames: the cell's module, then the test @hidden_test ran, then its helpers.
             frames = [frame for frame in traceback.extract_tb(error.__traceback__) if frame.filename == filename]
-            lines = ["Hidden test failed"] + [f"  line {frame.lineno}: {frame.line}" for frame in frames[-2:]]
+            test = f"hidden test {frames[1].name}" if len(frames) > 1 else "the hidden tests of this cell"
             message = str(error) or "(no message)"
-            return error_output(type(error).__name__, message, lines + [f"{type(error).__name__}: {message}"])
+            return error_output(type(error).__name__, message, [f"{test} failed", f"{type(error).__name__}: {message}"])
     return None
 
 

@@ -28,8 +28,11 @@ A hidden test reads::
     ### END HIDDEN TESTS
 
 ``learner.call(name, ...)`` calls a function of the notebook, ``learner.value(name)`` reads a
-variable, and ``learner.run(function, ...)`` runs a small function of the test beside the
-learner's code (to build a learner's class, train it a step, and return numbers). Errors the
+variable, ``learner.run(function, ...)`` runs a small function of the test beside the
+learner's code (to build a learner's class, train it a step, and return numbers), and
+``learner.rerun(grade_id, names, seed=..., inputs=...)`` runs one of the learner's answer cells again
+on the grader's seed and inputs and returns the variables it sets (an experiment's numbers are then
+the work of its code, not values typed in). Errors the
 learner's code raises come back as the same built-in exception (``ValueError``...), so ``try`` /
 ``except ValueError`` reads as it would in the kernel.
 
@@ -54,7 +57,7 @@ from typing import Any
 import torch
 
 from .plain_data import LearnerObject, Raised, decode, encode
-from .probe import MIME, evaluate
+from .probe import FORBIDDEN_OPERATOR, MIME, evaluate
 
 __all__ = ["LearnerError", "Learner", "assert_close", "hidden_test", "judging"]
 
@@ -71,12 +74,23 @@ class Learner:
     """The learner's notebook as a hidden test sees it: questions in, plain data out.
 
     ``ask(request)`` sends one request (a dict, see :mod:`transformer_course.grading.probe`) and
-    returns the decoded answer.
+    returns the decoded answer. Each request switches off the library implementations ``switched_off``
+    (dotted names) and refuses the ``forbidden_operators`` (``aten::_softmax``...); :attr:`refused` lists
+    what the kernel said of each request that ran one of them, for the instructor's review.
     """
 
-    def __init__(self, ask: Callable[[dict], Any], switched_off: list[str]):
+    def __init__(
+        self,
+        ask: Callable[[dict], Any],
+        switched_off: list[str],
+        forbidden_operators: list[str] = (),
+        cells: dict[str, str] | None = None,
+    ):
         self._ask = ask
         self._switched_off = list(switched_off)
+        self._forbidden_operators = list(forbidden_operators)
+        self._cells = dict(cells or {})  # grade_id -> source of the learner's answer cells, for rerun
+        self.refused: list[str] = []
 
     def call(self, name: str, *args, **kwargs) -> Any:
         """``name(*args, **kwargs)`` in the notebook, with the assignment's library implementations switched off."""
@@ -105,10 +119,48 @@ class Learner:
         source = textwrap.dedent(inspect.getsource(function))
         return self._answer({"kind": "run", "name": function.__name__, "source": source}, args, kwargs)
 
+    def rerun(
+        self,
+        grade_id: str,
+        names: tuple[str, ...],
+        *,
+        seed: int,
+        inputs: dict[str, Any] | None = None,
+        reference: tuple[types.FunctionType, ...] = (),
+    ) -> tuple:
+        """Run the learner's answer cell ``grade_id`` again and return the values of the variables ``names`` it set.
+
+        It runs in a copy of the notebook's namespace (nothing of the notebook changes), after
+        ``torch.manual_seed(seed)``, with the notebook's variables ``inputs`` given the grader's values, and
+        with each function of ``reference`` (plain functions of the hidden test) in place of the learner's
+        function of that name: a bug in an earlier part then costs that part's points only.
+        """
+        if grade_id not in self._cells:
+            raise AssertionError(f"the notebook has no answer cell {grade_id}: was it deleted?")
+        for function in reference:
+            if function.__code__.co_freevars:
+                raise TypeError(f"{function.__name__} uses local variables of the test: it cannot be sent")
+        request = {
+            "kind": "cell",
+            "source": self._cells[grade_id],
+            "names": list(names),
+            "seed": int(seed),
+            "reference": [textwrap.dedent(inspect.getsource(function)) for function in reference],
+        }
+        return self._answer(request, (), dict(inputs or {}))
+
     def _answer(self, request: dict, args: tuple, kwargs: dict) -> Any:
-        request = dict(request, args=encode(list(args)), kwargs=encode(dict(kwargs)), switched_off=self._switched_off)
+        request = dict(
+            request,
+            args=encode(list(args)),
+            kwargs=encode(dict(kwargs)),
+            switched_off=self._switched_off,
+            forbidden_operators=self._forbidden_operators,
+        )
         result = self._ask(request)
         if isinstance(result, Raised):
+            if result.type_name == FORBIDDEN_OPERATOR:
+                self.refused.append(result.message)
             raise _exception(result)
         return result
 
@@ -171,17 +223,32 @@ def hidden_test(function: Callable[[Learner], None]) -> Callable[[Learner], None
 def _local_learner(namespace: dict) -> Learner:
     """A learner that answers from ``namespace`` in this process (for writing and trying tests)."""
     policy = Path("grading.yml")
-    switched = []
+    switched, forbidden = [], []
     if policy.is_file():
         from .policy import GradingPolicy
 
         switched = GradingPolicy.from_file(policy).library_implementations
+        forbidden = GradingPolicy.from_file(policy).forbidden_operators
 
     def ask(request: dict) -> Any:
         crossed = json.loads(json.dumps(request))  # what crosses the wall is JSON, both ways
         return decode(json.loads(json.dumps(encode(evaluate(crossed, namespace)))))
 
-    return Learner(ask, switched)
+    return Learner(ask, switched, forbidden, _answer_cells_here())
+
+
+def _answer_cells_here() -> dict[str, str]:
+    """grade_id -> source of the answer cells of the one notebook in this folder (an instructor's session in
+    ``solutions/<assignment>/``), as saved; none where the folder holds no notebook or several."""
+    notebooks = list(Path.cwd().glob("*.ipynb"))
+    if len(notebooks) != 1:
+        return {}
+    cells = json.loads(notebooks[0].read_text(encoding="utf-8")).get("cells", [])
+    return {
+        cell["metadata"]["nbgrader"]["grade_id"]: "".join(cell["source"])
+        for cell in cells
+        if cell.get("metadata", {}).get("nbgrader", {}).get("solution") and "grade_id" in cell["metadata"]["nbgrader"]
+    }
 
 
 # ----------------------------------------------------------------------------- comparisons
@@ -190,8 +257,11 @@ def _local_learner(namespace: dict) -> Learner:
 def assert_close(actual: Any, expected: Any, *, atol: float = 1e-5, rtol: float = 1e-5, name: str = "result") -> None:
     """Assert that the learner's tensor ``actual`` matches ``expected`` in shape and values.
 
-    The message says what was expected and what came: the shapes, or the largest difference and
-    the first position where the values differ.
+    Values compare as ``torch.testing.assert_close(actual, expected, atol=atol, rtol=rtol, equal_nan=True)``
+    compares them: an infinity matches only the same infinity (an exact ``-inf`` where ``-inf`` is expected
+    passes, a finite value there fails), and NaN matches only where NaN is expected. The message says what
+    was expected and what came: the shapes, or the largest difference and the first position where the
+    values differ.
     """
     if isinstance(actual, LearnerObject) or not isinstance(actual, torch.Tensor):
         raise AssertionError(f"{name} should be a torch.Tensor, got {_describe(actual)}")
@@ -201,16 +271,16 @@ def assert_close(actual: Any, expected: Any, *, atol: float = 1e-5, rtol: float 
     if actual.numel() == 0:
         return
     actual64, expected64 = actual.detach().cpu().to(torch.float64), expected.detach().cpu().to(torch.float64)
-    both_nan = actual64.isnan() & expected64.isnan()
-    difference = (actual64 - expected64).abs().masked_fill(both_nan, 0.0).nan_to_num(nan=float("inf"))
-    allowed = atol + rtol * expected64.abs().nan_to_num(nan=0.0)
-    wrong = difference > allowed
+    wrong = ~torch.isclose(actual64, expected64, rtol=rtol, atol=atol, equal_nan=True)
     if bool(wrong.any()):
         position = tuple(int(index) for index in wrong.nonzero()[0])
+        finite = actual64.isfinite() & expected64.isfinite()
+        difference = (actual64 - expected64).abs().masked_fill(~finite, float("inf")).masked_fill(~wrong, 0.0)
         raise AssertionError(
             f"{name} differs from the expected values by up to {float(difference.max()):.3g} "
-            f"(allowed {atol:g} + {rtol:g}·|expected|); first at index {position}: "
-            f"got {float(actual64[position]):.6g}, expected {float(expected64[position]):.6g}"
+            f"(allowed {atol:g} + {rtol:g}·|expected|; infinities and NaN must be where they are expected); "
+            f"first at index {position}: got {float(actual64[position]):.6g}, "
+            f"expected {float(expected64[position]):.6g}"
         )
 
 

@@ -8,6 +8,12 @@
     library_implementations:
       - torch.softmax
       - torch.nn.functional.scaled_dot_product_attention
+    # The operators those implementations reach (PyTorch's dispatcher names; a trailing * matches any ending):
+    # a hidden test's call into the learner's code fails when any of them runs, however it was reached
+    # (torch._softmax, a default argument, a private helper), and the review names it.
+    forbidden_operators:
+      - aten::_softmax
+      - aten::_scaled_dot_product_*
     # Optional: the grade_ids of the bonus cells. Their points are extra credit: grades.csv's max_score
     # leaves them out, and its bonus_score shows what of the score they gave.
     bonus:
@@ -36,6 +42,8 @@ from .lateness import LatePolicy, parse_due
 from .limits import GradingLimits
 
 POLICY_FILE = "grading.yml"
+# An operator as PyTorch's dispatcher names it (namespace::name), where a trailing * matches any ending.
+OPERATOR_PATTERN = re.compile(r"[a-z_][a-z0-9_]*::[A-Za-z0-9_]+\*?")
 
 
 @dataclass(frozen=True)
@@ -43,6 +51,7 @@ class GradingPolicy:
     learner_writes: list[str] = field(default_factory=list)
     library_implementations: list[str] = field(default_factory=list)
     bonus: list[str] = field(default_factory=list)
+    forbidden_operators: list[str] = field(default_factory=list)
     cell_timeout: int | None = None
     due: datetime | None = None  # in UTC (transformer_course.grading.lateness)
     late_policy: LatePolicy = field(default_factory=LatePolicy)
@@ -52,13 +61,15 @@ class GradingPolicy:
         """Read ``path``; a missing file is an empty policy.
 
         Raises:
-            ValueError: the file holds other keys, lists that are not of dotted names (or grade_ids, for
-                ``bonus``), or a cell_timeout that is not a positive number of seconds.
+            ValueError: the file holds other keys, lists that are not of dotted names (grade_ids for ``bonus``,
+                operators for ``forbidden_operators``), a cell_timeout that is not a positive number of seconds, or a
+                due date or late policy that cannot be used.
         """
         if not path.is_file():
             return cls()
         values = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-        known = {"learner_writes", "library_implementations", "bonus", "cell_timeout", "due", "late_policy"}
+        known = {"learner_writes", "library_implementations", "forbidden_operators", "bonus", "cell_timeout"}
+        known |= {"due", "late_policy"}
         if not isinstance(values, dict) or set(values) - known:
             raise ValueError(f"{path}: expected only the keys {', '.join(sorted(known))}")
         if values.get("due") is not None:
@@ -69,6 +80,12 @@ class GradingPolicy:
             raise ValueError(f"{path}: cell_timeout must be a positive whole number of seconds, got {seconds!r}")
         for key, names in values.items():
             if key in ("cell_timeout", "due", "late_policy"):
+                continue
+            if key == "forbidden_operators":
+                if not isinstance(names, list) or not all(
+                    isinstance(name, str) and OPERATOR_PATTERN.fullmatch(name) for name in names
+                ):
+                    raise ValueError(f"{path}: {key} must be a list of operators such as aten::_softmax")
                 continue
             # grade_ids may hold hyphens ("test-cosine"); Python's dotted names may not
             kind, pattern = ("grade_ids", r"[A-Za-z0-9_-]+") if key == "bonus" else ("dotted names", r"[\w.]+")

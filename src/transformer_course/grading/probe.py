@@ -7,7 +7,11 @@ source of a small function to run beside the learner's code, and carries its arg
 namespace, so nothing it defines replaces a learner's name, with PyTorch's random state restored
 afterwards, and with the assignment's library implementations switched off (so that a learner who
 called ``torch.softmax`` where the exercise asks for their own softmax sees it fail, as the notebook
-warns). It answers with one ``display_data`` output of type :data:`MIME`.
+warns). Names are one route to a library's implementation; what runs is the other: while the request
+runs, a ``TorchDispatchMode`` watches every PyTorch operator, and the first of the assignment's forbidden
+operators (``aten::_softmax``, however it was reached: ``torch._softmax``, a default argument, a private
+helper) fails the request with an error of type :data:`FORBIDDEN_OPERATOR` that names it, even if the
+learner's code caught it. It answers with one ``display_data`` output of type :data:`MIME`.
 
 Nothing here is trusted: this module runs in the learner's process, where an earlier cell may have
 changed anything. The grader only reads the data it answers with and judges it in its own process.
@@ -16,6 +20,7 @@ changed anything. The grader only reads the data it answers with and judges it i
 from __future__ import annotations
 
 import contextlib
+import fnmatch
 import importlib
 import json
 import sys
@@ -25,10 +30,13 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from .plain_data import Raised, decode, encode
 
 MIME = "application/vnd.transformer-course.answer+json"
+# The type of the error a request answers with when the learner's code ran a forbidden operator.
+FORBIDDEN_OPERATOR = "ForbiddenOperatorError"
 
 
 def answer(request_text: str) -> None:
@@ -40,12 +48,50 @@ def answer(request_text: str) -> None:
 def evaluate(request: dict, namespace: dict) -> Any:
     """The result of ``request`` against the notebook's ``namespace``.
 
-    A :class:`Raised` if the learner's code raised."""
+    A :class:`Raised` if the learner's code raised, or ran one of the request's forbidden operators."""
+    watch = ForbiddenOperators(request.get("forbidden_operators", []))
     try:
-        with torch.random.fork_rng(devices=[]), switched_off(request.get("switched_off", []), namespace):
-            return _evaluate(request, namespace)
+        with torch.random.fork_rng(devices=[]), switched_off(request.get("switched_off", []), namespace), watch:
+            result = _evaluate(request, namespace)
     except BaseException as error:  # the learner's error is the answer (KeyboardInterrupt after a timeout too)
-        return Raised(type(error).__name__, str(error))
+        result = Raised(type(error).__name__, str(error))
+    return watch.refusal() or result
+
+
+class ForbiddenOperators(TorchDispatchMode):
+    """While active, the first PyTorch operator that matches one of ``patterns`` (``aten::_softmax``,
+    ``aten::_scaled_dot_product_*``) raises, and is remembered (:meth:`refusal`) even if the code caught it."""
+
+    def __init__(self, patterns: list[str]):
+        super().__init__()
+        self.patterns = list(patterns)
+        self.used: str | None = None
+        self._verdicts: dict[str, bool] = {}
+
+    def __enter__(self):
+        return super().__enter__() if self.patterns else self  # nothing to watch: no cost to every operator
+
+    def __exit__(self, *exc_info):
+        return super().__exit__(*exc_info) if self.patterns else None
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        name = func._schema.name
+        if name not in self._verdicts:
+            self._verdicts[name] = any(fnmatch.fnmatchcase(name, pattern) for pattern in self.patterns)
+        if self._verdicts[name]:
+            self.used = self.used or name
+            raise RuntimeError(self.refusal().message)
+        return func(*args, **(kwargs or {}))
+
+    def refusal(self) -> Raised | None:
+        """The error of a request that ran a forbidden operator, naming it; None if it ran none."""
+        if self.used is None:
+            return None
+        return Raised(
+            FORBIDDEN_OPERATOR,
+            f"your code ran PyTorch's {self.used}, its own implementation of what this part asks you to write: "
+            "write it yourself from PyTorch basics",
+        )
 
 
 def _evaluate(request: dict, namespace: dict) -> Any:
@@ -58,10 +104,28 @@ def _evaluate(request: dict, namespace: dict) -> Any:
         if request["name"] not in namespace:
             raise NameError(f"name {request['name']!r} is not defined")
         return namespace[request["name"]](*args, **kwargs)
+    if request["kind"] == "cell":
+        # One of the learner's answer cells again, on the grader's seed and inputs (``kwargs``), with the
+        # test's reference functions in place of the learner's: the values of the variables it sets.
+        scope = {**namespace, **kwargs}
+        for source in request["reference"]:
+            exec(compile(textwrap.dedent(source), "<hidden test>", "exec"), scope)
+        torch.manual_seed(request["seed"])
+        exec(compile(_as_python(request["source"]), "<your answer cell>", "exec"), scope)
+        missing = [name for name in request["names"] if name not in scope]
+        if missing:
+            raise NameError(f"your cell did not set {', '.join(missing)}")
+        return tuple(scope[name] for name in request["names"])
     # "run": a function the hidden test wrote, defined beside the learner's code and called.
     scope = dict(namespace)
     exec(compile(textwrap.dedent(request["source"]), "<hidden test>", "exec"), scope)
     return scope[request["name"]](*args, **kwargs)
+
+
+def _as_python(source: str) -> str:
+    """A cell's source as the kernel runs it: IPython's magics and shell escapes become Python."""
+    shell = sys.modules.get("IPython") and sys.modules["IPython"].get_ipython()
+    return shell.transform_cell(source) if shell is not None else source
 
 
 def _notebook_namespace() -> dict:

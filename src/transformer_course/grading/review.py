@@ -5,7 +5,9 @@ judged outside it. Two things remain possible and are only found by reading the 
 
 * handing in a library's implementation of the exercise (``torch.softmax`` where the learner writes
   a softmax, ``nn.MultiheadAttention`` in the multi-head assignment): the assignment's
-  ``grading.yml`` names them;
+  ``grading.yml`` names them; and a library's private names (``torch._softmax``,
+  ``torch._scaled_dot_product_attention_math``), which an honest answer never needs (the grader also
+  refuses the operators they run while the hidden tests call the learner's code);
 * meta-programming and system access (``importlib``, ``inspect``, ``exec``, ``sys.settrace``,
   ``get_ipython``, ``__torch_function__``, changing a library's attributes, files, processes,
   sockets), which an honest answer to these exercises never needs.
@@ -108,6 +110,9 @@ def review(cells: Iterable[tuple[str, str]], library_implementations: list[str])
                 f"{label}: uses the library's own {', '.join(sorted({path.rsplit('.', 1)[-1] for path in library}))} "
                 f"({', '.join(library)})"
             )
+        private = sorted(uses.private)
+        if private:
+            findings.append(f"{label}: uses a library's private names ({', '.join(private)})")
         if uses.patched:
             findings.append(f"{label}: changes a library ({', '.join(sorted(uses.patched))})")
         meta = sorted(
@@ -167,6 +172,7 @@ class _Uses:
     attributes: set[str] = field(default_factory=set)  # every attribute name
     strings: set[str] = field(default_factory=set)  # string constants that are identifiers
     patched: set[str] = field(default_factory=set)  # library attributes it assigns or deletes
+    private: set[str] = field(default_factory=set)  # a library's _names it reaches (torch._softmax)
 
     def reaches(self, path: str) -> bool:
         """Does the cell use ``path`` (``torch.nn.functional.softmax``)? See :func:`review`."""
@@ -200,13 +206,23 @@ def _uses(source: str) -> _Uses | None:
                 root = root.func if isinstance(root, ast.Call) else root.value
             if isinstance(root, ast.Name):
                 uses.chains.append((root.id, node.attr))
+                if root.id in LIBRARY_ALIASES and _private(node.attr):
+                    plain = ast.unparse(node).replace(".", "").replace("_", "").isalnum()  # names and dots only
+                    uses.private.add(ast.unparse(node) if plain else f"{root.id}….{node.attr}")
         elif isinstance(node, ast.Import):
             for alias in node.names:
                 uses.modules.update(alias.name.split("."))
                 uses.modules.add(alias.asname or alias.name.split(".")[0])
+                parts = alias.name.split(".")
+                if parts[0] in LIBRARY_ALIASES and any(_private(part) for part in parts):
+                    uses.private.add(alias.name)
         elif isinstance(node, ast.ImportFrom) and node.module:
             uses.modules.update(node.module.split("."))
             uses.imported.update(f"{node.module}.{alias.name}" for alias in node.names)
+            if node.module.split(".")[0] in LIBRARY_ALIASES:
+                if any(_private(part) for part in node.module.split(".")):
+                    uses.private.add(node.module)
+                uses.private.update(f"{node.module}.{alias.name}" for alias in node.names if _private(alias.name))
             uses.local_names.update(alias.asname or alias.name for alias in node.names)
         elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.isidentifier():
             uses.strings.add(node.value)
@@ -219,6 +235,11 @@ def _uses(source: str) -> _Uses | None:
                 if isinstance(target, ast.Attribute) and isinstance(root, ast.Name) and root.id in LIBRARY_ALIASES:
                     uses.patched.add(ast.unparse(target))
     return uses
+
+
+def _private(name: str) -> bool:
+    """A private name by Python's convention: one leading underscore, not a ``__dunder__``."""
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
 
 
 def _parse(source: str) -> ast.Module | None:

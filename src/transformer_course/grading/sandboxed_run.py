@@ -12,7 +12,10 @@ any worker: a process of the grader's own pool or a Dask worker on another machi
 3. runs the code cells in order (:func:`transformer_course.grading.execute.execute_notebook`); a test
    cell's visible tests run in the kernel, its hidden tests here, in the worker, asking the kernel
    questions (:func:`transformer_course.grading.execute.run_hidden_tests`);
-4. returns the executed notebook and the grader's verdict on each test cell (:class:`RunOutcome`).
+4. when a test cell fails, runs the source notebook's answers to that part in the kernel (quietly: their
+   outputs are not kept), so that every later part is graded with a correct answer to this one in place of
+   the learner's: one bug, or a cell that does not even parse, costs its own part's points only;
+5. returns the executed notebook and the grader's verdict on each test cell (:class:`RunOutcome`).
 
 Nothing of a run outlives it: its sandbox, every process in it and its cgroup end with it. The
 worker keeps only the unpacked package (by the archive's digest, in a private folder of its own),
@@ -36,6 +39,7 @@ from pathlib import Path
 import nbformat
 import torch
 from nbformat import NotebookNode
+from nbformat.v4 import new_output
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Bool
 
@@ -43,6 +47,7 @@ from .course import Course, split_hidden_tests
 from .execute import (
     KERNEL_NOT_STARTED,
     SELF_TEST_CODE,
+    Session,
     error_output,
     execute_notebook,
     run_hidden_tests,
@@ -53,6 +58,9 @@ from .gradebook import VERDICTS
 from .hidden import Learner
 from .limits import GradingLimits
 from .sandbox import SandboxSpec, matplotlib_font_list, runner_launch
+
+# What a failed test cell says when a correct answer to its part is put in place of the learner's.
+REFERENCE_NOTE = "The later parts are graded with a correct answer to this part in place of yours.\n"
 
 # Hidden tests seed torch's and Python's global generators and set the learner they judge: in a worker
 # that runs several submissions in threads (a Dask worker with --nthreads above 1), one at a time.
@@ -128,7 +136,10 @@ class SubmissionRun:
         notebook_name: the notebook's file name, as the kernel sees it in its working directory.
         notebook: the notebook, restored by the grader (nbformat's JSON).
         tests: grade_id -> (visible tests, hidden tests) of each test cell, from the source notebook.
+        references: grade_id of a test cell -> the source notebook's answer cells of its part, run in the
+            kernel when that test cell fails and a later one follows (see :func:`reference_answers`).
         switched_off: the library implementations a hidden test's call switches off in the kernel.
+        forbidden_operators: the PyTorch operators a hidden test's call may not run (``aten::_softmax``...).
         limits: what the sandbox may use (the assignment's ``grading.yml`` applied).
         package: the course package without what the learner writes.
         data_files: file name -> bytes of the files the assignment ships beside its notebook.
@@ -148,6 +159,8 @@ class SubmissionRun:
     hidden_paths: tuple[str, ...] = ()
     sandbox: bool = True
     cgroup_prefix: str | None = None
+    forbidden_operators: tuple[str, ...] = ()
+    references: dict[str, str] = field(default_factory=dict)
 
 
 # What a run's time is spent on, for benchmarks/autograde.py.
@@ -156,19 +169,22 @@ STEPS = ("sandbox and kernel start", "imports", "notebook cells", "hidden tests"
 
 @dataclass
 class RunOutcome:
-    """An executed notebook (nbformat's JSON), the verdict on each test cell, and seconds by step (:data:`STEPS`)."""
+    """An executed notebook (nbformat's JSON), the verdict on each test cell, seconds by step (:data:`STEPS`), and
+    findings for the instructor's review: each test cell whose hidden tests saw the learner's code run a forbidden
+    operator, and which."""
 
     notebook: dict
     verdicts: dict[str, bool]
     seconds: dict[str, float]
+    findings: list[str] = field(default_factory=list)
 
 
 def run_submission(run: SubmissionRun) -> RunOutcome:
     """Run ``run``'s notebook in a sandbox of its own and judge its test cells (see the module docstring)."""
     torch.set_num_threads(run.limits.threads)
     notebook = nbformat.from_dict(run.notebook)
-    seconds = dict.fromkeys(STEPS, 0.0)
-    verdicts: dict[str, bool] = {}
+    outcome = RunOutcome(notebook, {}, dict.fromkeys(STEPS, 0.0))
+    seconds = outcome.seconds
     with tempfile.TemporaryDirectory(prefix="sandbox-") as scratch:
         given = Path(scratch) / "given"
         given.mkdir()
@@ -193,35 +209,102 @@ def run_submission(run: SubmissionRun) -> RunOutcome:
                 for cell in notebook.cells:
                     if cell.cell_type == "code":
                         cell.outputs = [error_output(KERNEL_NOT_STARTED, f"the kernel did not start: {problem}")]
-                return RunOutcome(notebook, dict.fromkeys(run.tests, False), seconds)
+                outcome.verdicts = dict.fromkeys(run.tests, False)
+                return outcome
             start = time.perf_counter()
             session.preload(SELF_TEST_CODE)
             seconds["imports"] = time.perf_counter() - start
-            learner = Learner(session.ask, list(run.switched_off))
-
-            def judge(cell: NotebookNode, label: str) -> bool:
-                grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
-                if grade_id not in run.tests:
-                    return False
-                visible, hidden_code = run.tests[grade_id]
-                passed = session.run_cell(cell, visible, label)
-                if passed and hidden_code:
-                    started_hidden = time.perf_counter()
-                    with _JUDGING:
-                        failure = run_hidden_tests(hidden_code, f"{run.assignment}/{grade_id}", learner)
-                    seconds["hidden tests"] += time.perf_counter() - started_hidden
-                    if failure is not None:
-                        cell.outputs.append(failure)
-                        passed = False
-                cell.outputs = scored_outputs(cell.outputs, passed)
-                cell.source = visible
-                verdicts[grade_id] = passed
-                return True
-
+            learner = Learner(
+                session.ask, list(run.switched_off), list(run.forbidden_operators), answer_cells(notebook)
+            )
             start = time.perf_counter()
-            execute_notebook(notebook, session, judge)
+            execute_notebook(notebook, session, _Judge(run, session, learner, outcome))
             seconds["notebook cells"] = time.perf_counter() - start - seconds["hidden tests"]
-    return RunOutcome(notebook, verdicts, seconds)
+    return outcome
+
+
+@dataclass
+class _Judge:
+    """Asked by :func:`transformer_course.grading.execute.execute_notebook` for each code cell: a test cell's visible
+    tests run in the kernel, its hidden tests here, and its verdict (and any finding) goes into ``outcome``."""
+
+    run: SubmissionRun
+    session: Session
+    learner: Learner
+    outcome: RunOutcome
+
+    def __call__(self, cell: NotebookNode, label: str) -> bool:
+        """Judge ``cell`` if it is a test cell (True), or leave it to the session (False)."""
+        grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+        if grade_id not in self.run.tests:
+            return False
+        visible, hidden_code = self.run.tests[grade_id]
+        passed = self.session.run_cell(cell, visible, label)
+        if passed and hidden_code:
+            failure = self._hidden_tests(hidden_code, grade_id, label)
+            if failure is not None:
+                cell.outputs.append(failure)
+                passed = False
+        if not passed and grade_id in self.run.references and self.session.lost_in is None:
+            self.session.run_quietly(self.run.references[grade_id], f"{label} (a correct answer in its place)")
+            cell.outputs.append(new_output("stream", name="stdout", text=REFERENCE_NOTE))
+        cell.outputs = scored_outputs(cell.outputs, passed)
+        cell.source = visible
+        self.outcome.verdicts[grade_id] = passed
+        return True
+
+    def _hidden_tests(self, hidden_code: str, grade_id: str, label: str) -> NotebookNode | None:
+        """Run the cell's hidden tests: the error output of a failure, or None; a refused operator is a finding."""
+        started_hidden = time.perf_counter()
+        refused_before = len(self.learner.refused)
+        with _JUDGING:
+            failure = run_hidden_tests(hidden_code, f"{self.run.assignment}/{grade_id}", self.learner)
+        if len(self.learner.refused) > refused_before:
+            self.outcome.findings.append(f"{label}: {self.learner.refused[refused_before]}")
+        self.outcome.seconds["hidden tests"] += time.perf_counter() - started_hidden
+        return failure
+
+
+def answer_cells(notebook: NotebookNode) -> dict[str, str]:
+    """grade_id -> source of each of ``notebook``'s answer cells (the learner's, as handed in): what a hidden
+    test may run again (:meth:`transformer_course.grading.hidden.Learner.rerun`)."""
+    return {
+        cell.metadata.nbgrader.grade_id: cell.source
+        for cell in notebook.cells
+        if cell.cell_type == "code"
+        and cell.get("metadata", {}).get("nbgrader", {}).get("solution")
+        and "grade_id" in cell.metadata.nbgrader
+    }
+
+
+def reference_answers(source: dict) -> dict[str, str]:
+    """grade_id of each test cell of the source notebook ``source`` that a later test cell follows -> the source of
+    the answer cells of its part (the code cells a learner fills in, since the test cell before it), joined.
+
+    The last test cell has none: nothing after it needs its answer, which may be long to run (a training run).
+    """
+    parts: dict[str, str] = {}
+    answers: list[str] = []
+    for cell in source.get("cells", []):
+        nbgrader = cell.get("metadata", {}).get("nbgrader", {})
+        if cell.get("cell_type") != "code":
+            continue
+        if nbgrader.get("grade"):
+            if answers:
+                parts[nbgrader["grade_id"]] = "\n".join(answers)
+            answers = []
+        elif nbgrader.get("solution"):
+            answers.append("".join(cell["source"]))
+    last_test = next(
+        (
+            cell["metadata"]["nbgrader"]["grade_id"]
+            for cell in reversed(source.get("cells", []))
+            if cell.get("cell_type") == "code" and cell.get("metadata", {}).get("nbgrader", {}).get("grade")
+        ),
+        None,
+    )
+    parts.pop(last_test, None)
+    return parts
 
 
 def submission_run(
@@ -244,6 +327,8 @@ def submission_run(
         notebook=notebook,
         tests={grade_id: split_hidden_tests(text) for grade_id, text in course.test_cells(source).items()},
         switched_off=tuple(policy.library_implementations),
+        forbidden_operators=tuple(policy.forbidden_operators),
+        references=reference_answers(source),
         limits=policy.applied_to(limits),
         package=package,
         data_files={path.name: path.read_bytes() for path in course.data_files(assignment)},
