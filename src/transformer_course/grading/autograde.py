@@ -351,7 +351,8 @@ class _ClassGrading:
             result.status, result.message = "error", f"the sandboxed run failed: {_named(error)}"
             return result
         # what the run saw the learner's code do (a forbidden operator it reached), beside what the review read
-        result.review = "; ".join([result.review] * bool(result.review) + [f for o in outcomes for f in o.findings])
+        findings = [finding for outcome in outcomes for finding in outcome.findings]
+        result.review = "; ".join(filter(None, [result.review, *findings]))
         for outcome in outcomes:
             for step, seconds in outcome.seconds.items():
                 result.seconds[step] = result.seconds.get(step, 0.0) + seconds
