@@ -121,11 +121,9 @@ def autograde(
         fresh: ``out`` holds this run's students only.
         roster: the class (:func:`transformer_course.grading.roster.read_roster`): every student on it gets a row,
             ``missing`` with score 0 when nothing was handed in, and a folder of someone not on it is flagged.
-        late: students whose submission the LMS marked late (Canvas's ``_LATE``), said in their review.
-        due: when the assignment was due (in place of ``due:`` in its ``grading.yml``), with its time zone.
-        times: student id → submission time, from the LMS (in place of nbgrader's ``timestamp.txt``).
-        sandbox: run each submission in bubblewrap's sandbox (False gives up its protection: the
-            submission's code can then read and change everything the grader's user can).
+        late, due, times: what the LMS says: the students whose work it marked late (said in their review), the due
+            date (in place of ``grading.yml``'s) and each student's submission time (in place of ``timestamp.txt``).
+        sandbox: run each submission in bubblewrap's sandbox (False gives up its protection).
         scheduler: address of a Dask scheduler (``tcp://HOST:PORT``) whose workers run the submissions;
             None runs them in processes of this machine (:mod:`transformer_course.grading.workers`).
         progress: show a progress bar over the class on standard error.
@@ -135,8 +133,7 @@ def autograde(
 
     Raises:
         SandboxUnavailable: ``sandbox`` is asked for and bubblewrap is missing or cannot run.
-        GradingStopped: the sandbox cannot start a kernel that imports the course (the self-test), or
-            several submissions in a row found it so; no grade is written.
+        GradingStopped: the sandbox cannot start a kernel that imports the course; no grade is written.
     """
     course.check_assignment(assignment)
     course.bonus_cells(assignment)  # a grading.yml that names cells the notebook lacks stops the run before it starts
@@ -149,6 +146,14 @@ def autograde(
     db_url = db_url or course.default_db_url
     graded = _grade_class(course, assignment, submissions, jobs, limits, db_url, sandbox, scheduler, progress)
     graded = _in_context(course, assignment, graded, roster, late, times or {})
+    return _report(course, assignment, db_url, due, graded, out, fresh)
+
+
+def _report(
+    course: Course, assignment: str, db_url: str, due, graded: list[SubmissionResult], out: Path | None, fresh: bool
+) -> list[SubmissionResult]:
+    """Step 6: this run's results with their points from the gradebook, and ``out`` written (the class, or this
+    run's students when ``fresh``)."""
     rows = {row.student_id: row for row in class_rows(course, assignment, db_url, due)}
     results = [_with_points(result, rows.get(result.student_id)) for result in graded]
     if out is not None:

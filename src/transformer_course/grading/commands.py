@@ -24,17 +24,21 @@ from .limits import GradingLimits
 
 def register(subcommands: argparse._SubParsersAction) -> None:
     """Add the grading commands to the ``transformer-course`` parser."""
-    _register_release_and_autograde(subcommands)
+    _register_release(subcommands)
+    _register_autograde(subcommands)
     _register_check(subcommands)
     _register_after_grading(subcommands)
+    _register_publish(subcommands)
 
 
-def _register_release_and_autograde(subcommands: argparse._SubParsersAction) -> None:
+def _register_release(subcommands: argparse._SubParsersAction) -> None:
     parser = subcommands.add_parser("release", help="regenerate exercises/ from solutions/ (instructors)")
     parser.add_argument("assignment", nargs="?", help="assignment to release, e.g. 01-attention (default: all)")
     parser.add_argument("--course-root", type=Path, help="course directory (default: found from the working directory)")
     parser.set_defaults(run=run_release)
 
+
+def _register_autograde(subcommands: argparse._SubParsersAction) -> None:
     parser = subcommands.add_parser("autograde", help="grade a class's submissions into the gradebook (instructors)")
     parser.add_argument("assignment", help="e.g. 01-attention")
     parser.add_argument("submissions", type=Path, help="directory of <student_id>/<notebook>.ipynb")
@@ -110,7 +114,7 @@ def _register_check(subcommands: argparse._SubParsersAction) -> None:
 
 
 def _register_after_grading(subcommands: argparse._SubParsersAction) -> None:
-    """The instructor's commands after autograde: grades, feedback, publish."""
+    """The instructor's commands after autograde: grades, feedback, similarity."""
     parser = subcommands.add_parser(
         "grades", help="write grades.csv again from the gradebook, written answers' scores included (instructors)"
     )
@@ -162,6 +166,8 @@ def _register_after_grading(subcommands: argparse._SubParsersAction) -> None:
     parser.add_argument("--course-root", type=Path, help="course directory (default: found from the working directory)")
     parser.set_defaults(run=run_similarity)
 
+
+def _register_publish(subcommands: argparse._SubParsersAction) -> None:
     parser = subcommands.add_parser(
         "publish",
         help="write the learners' copy of the course into DIR: book, exercises and package, without solutions/ or "
