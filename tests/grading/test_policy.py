@@ -39,7 +39,8 @@ def test_a_cell_timeout_that_is_not_positive_whole_seconds_is_refused_by_name(tm
 
 
 def test_an_unknown_key_is_refused_with_the_known_ones(tmp_path):
-    with pytest.raises(ValueError, match="cell_timeout, forbidden_operators, learner_writes, library_implementations"):
+    known = "bonus, cell_timeout, due, forbidden_operators, late_policy, learner_writes, library_implementations"
+    with pytest.raises(ValueError, match=known):
         GradingPolicy.from_file(write(tmp_path, "cell_timout: 600\n"))
 
 
@@ -68,3 +69,15 @@ def test_an_assignments_longer_cell_timeout_replaces_the_class_limit():
 
 def test_an_assignments_shorter_cell_timeout_leaves_the_class_limit():
     assert GradingPolicy(cell_timeout=30).applied_to(GradingLimits(cell_timeout=60)).cell_timeout == 60
+
+
+def test_bonus_cells_are_read_as_grade_ids(tmp_path):
+    policy = GradingPolicy.from_file(write(tmp_path, "bonus: [test-cosine, cosine-written]\n"))
+    assert policy.bonus == ["test-cosine", "cosine-written"]
+
+
+def test_a_due_date_is_read_in_utc(tmp_path):
+    from datetime import datetime, timezone
+
+    policy = GradingPolicy.from_file(write(tmp_path, "due: 2026-11-20T23:59:00+01:00\n"))
+    assert policy.due == datetime(2026, 11, 20, 22, 59, tzinfo=timezone.utc)
