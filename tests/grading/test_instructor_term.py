@@ -183,8 +183,10 @@ def test_regrading_one_student_updates_their_row_and_keeps_the_others_manual_sco
     (late / "bob").mkdir(parents=True)
     (late / "bob" / f"{NOTEBOOK}.ipynb").write_text(json.dumps(solution_notebook(ASSIGNMENT)), encoding="utf-8")
     out = course.root / "grades.csv"
+    collected = _fingerprint(course.submitted_directory / "bob")
     autograde(course, ASSIGNMENT, late, limits=TEST_LIMITS, out=out, jobs=1)
     after = _rows(out)
+    assert _fingerprint(course.submitted_directory / "bob") == collected, "the collected submission was replaced"
     assert set(after) == {"alice", "bob", "carol"}, sorted(after)
     assert after["bob"]["score"] == "15.0", after["bob"]
     assert after["carol"]["bonus_score"] == "3.0", after["carol"]

@@ -334,7 +334,7 @@ class _ClassGrading:
             result.status, result.message = "tests_restored", "; ".join(repairs)
         started = time.perf_counter()
         try:
-            _keep_submitted(self.course, self.assignment, submission)
+            kept_note = _keep_submitted(self.course, self.assignment, submission)
             removed = remove_unreviewed_manual_scores(self.db_url, self.course.course_id, self.assignment, student_id)
             notebooks = self.steps.restore(student_id, submission.notebooks, submission.submitted_at)
         except Exception as error:  # noqa: BLE001  (one submission's surprise must not stop the class)
@@ -343,7 +343,7 @@ class _ClassGrading:
         result.seconds["gradebook"] = time.perf_counter() - started
         runs = tuple(replace(self.runs[name], notebook=notebook) for name, notebook in notebooks.items())
         review = reviewers.submit(bounded_review, submission.learner_cells, submission.library_implementations)
-        notes = submission.notes + removed
+        notes = submission.notes + kept_note + removed
         return _InFlight(result, workers.submit(run_notebooks, runs), review, notes, tuple(notebooks))
 
     def _finish(self, flight: _InFlight) -> SubmissionResult:
@@ -392,16 +392,26 @@ class _InFlight:
     names: tuple[str, ...]  # its notebooks, in the order of the run's outcomes
 
 
-def _keep_submitted(course: Course, assignment: str, submission: Submission) -> None:
+def _keep_submitted(course: Course, assignment: str, submission: Submission) -> list[str]:
     """What the learner handed in, byte for byte, in nbgrader's ``submitted/<student>/<assignment>/``, beside the files
-    already there (a file of the same name is the older copy of the same thing). Nothing is written where the
-    submission was read from nbgrader's folder itself."""
+    already there, none of which is ever replaced: where one of the same name holds something else (an earlier
+    collection), it stays, and the returned note says so for the review. Nothing is written where the submission
+    was read from nbgrader's folder itself."""
     target = course.submitted_directory / submission.student_id / assignment
     if target.is_dir() and os.path.samefile(target, submission.folder):
-        return
+        return []
     target.mkdir(parents=True, exist_ok=True)
+    kept_elsewhere = []
     for name, content in submission.kept.items():
-        (target / name).write_bytes(content)
+        if not (target / name).exists():
+            (target / name).write_bytes(content)
+        elif (target / name).read_bytes() != content:
+            kept_elsewhere.append(name)
+    if not kept_elsewhere:
+        return []
+    return [
+        f"submitted/ already held another {', '.join(kept_elsewhere)}: left as it was; graded what was handed in now"
+    ]
 
 
 def _named(error: BaseException) -> str:
