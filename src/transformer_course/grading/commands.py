@@ -264,9 +264,7 @@ def run_autograde(arguments: argparse.Namespace) -> int:
 
         course = _course(arguments)
         roster = _roster(arguments)
-        submissions, late = arguments.submissions, set()
-        if arguments.lms:
-            submissions, late = _unpacked(course, arguments, roster, Path(scratch))
+        submissions, late = _submissions(course, arguments, roster, Path(scratch))
         results = autograde(
             course,
             arguments.assignment,
@@ -309,11 +307,14 @@ def _times(arguments: argparse.Namespace):
     return read_times(arguments.times)
 
 
-def _unpacked(course, arguments: argparse.Namespace, roster, scratch: Path) -> tuple[Path, set[str]]:
-    """The LMS's download taken into ``scratch`` (:mod:`transformer_course.grading.lms`); what maps to nobody is
-    said here, one line each, and graded nowhere."""
+def _submissions(course, arguments: argparse.Namespace, roster, scratch: Path) -> tuple[Path, set[str]]:
+    """The folder of ``<student_id>/`` folders to read, and the students the LMS marked late: SUBMISSIONS itself, or
+    with ``--lms`` the LMS's download taken into ``scratch`` (:mod:`transformer_course.grading.lms`), where what maps
+    to nobody is said here, one line each, and graded nowhere."""
     from .lms import unpack
 
+    if not arguments.lms:
+        return arguments.submissions, set()
     if roster is None:
         raise SystemExit("error: --lms needs --roster: the roster maps the LMS's ids and names to student ids")
     notebooks = [path.name for path in course.source_notebooks(arguments.assignment)]
@@ -394,9 +395,7 @@ def run_similarity(arguments: argparse.Namespace) -> int:
 
         course = _course(arguments)
         course.check_assignment(arguments.assignment)
-        submissions = arguments.submissions
-        if arguments.lms:
-            submissions, _ = _unpacked(course, arguments, _roster(arguments), Path(scratch))
+        submissions, _ = _submissions(course, arguments, _roster(arguments), Path(scratch))
         pairs = similarity_report(course, arguments.assignment, submissions, arguments.out, arguments.threshold)
     for pair in pairs:
         shares = f"{pair.first_share:.0%} / {pair.second_share:.0%}"

@@ -21,7 +21,7 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from .report import SubmissionResult, _spreadsheet_safe
+from .report import SubmissionResult, spreadsheet_safe
 from .roster import Student
 
 FORMATS = ("csv", "canvas", "moodle")
@@ -81,7 +81,7 @@ class _writer:
         return self
 
     def writerow(self, fields: list) -> None:
-        self.csv.writerow([_spreadsheet_safe(field) for field in fields])
+        self.csv.writerow([spreadsheet_safe(field) for field in fields])
 
     def __exit__(self, *exception) -> None:
         self.file.close()

@@ -36,6 +36,7 @@ import zipfile
 from contextlib import contextmanager
 from pathlib import Path
 
+from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
 from nbgrader.preprocessors import GetGrades
 
 from .course import Course, CourseError
@@ -66,9 +67,8 @@ ALLOWED_PROTOCOLS = {"http", "https", "mailto"}
 def safe_markdown2html(source: str) -> str:
     """Markdown as HTML, its math as MathML, with everything but formatting removed."""
     import bleach
-    from nbconvert.filters.markdown_mistune import MarkdownWithMath
 
-    rendered = MarkdownWithMath(renderer=_MathMLRenderer(escape=False)).render(source)
+    rendered = MarkdownWithMath(renderer=MathMLRenderer(escape=False)).render(source)
     return bleach.clean(rendered, tags=ALLOWED_TAGS, attributes=ALLOWED_ATTRIBUTES, protocols=ALLOWED_PROTOCOLS)
 
 
@@ -83,26 +83,17 @@ def _mathml(body: str, display: str) -> str:
         return f"<code>{html.escape(delimiter + body + delimiter)}</code>"
 
 
-def _renderer_class():
-    from nbconvert.filters.markdown_mistune import IPythonRenderer
+class MathMLRenderer(IPythonRenderer):
+    """nbconvert's Markdown renderer with math written as MathML instead of left for MathJax."""
 
-    class MathMLRenderer(IPythonRenderer):
-        """nbconvert's Markdown renderer with math written as MathML instead of left for MathJax."""
+    def block_math(self, body: str) -> str:
+        return _mathml(body, "block")
 
-        def block_math(self, body: str) -> str:
-            return _mathml(body, "block")
+    def inline_math(self, body: str) -> str:
+        return _mathml(body, "inline")
 
-        def inline_math(self, body: str) -> str:
-            return _mathml(body, "inline")
-
-        def latex_environment(self, name: str, body: str) -> str:
-            return _mathml(f"\\begin{{{name}}}{body}\\end{{{name}}}", "block")
-
-    return MathMLRenderer
-
-
-def _MathMLRenderer(**options):  # noqa: N802  (a class, made when nbconvert is first needed)
-    return _renderer_class()(**options)
+    def latex_environment(self, name: str, body: str) -> str:
+        return _mathml(f"\\begin{{{name}}}{body}\\end{{{name}}}", "block")
 
 
 class GetGradesAndPending(GetGrades):

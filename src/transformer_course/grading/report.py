@@ -185,7 +185,7 @@ def write_csv(results: list[SubmissionResult], path: Path) -> None:
     """Write ``path``: a header of :data:`CSV_COLUMNS` (``student_id, assignment, score, max_score, status,
     message, review, pending_manual_points, bonus_score, submitted_at, late_by, penalty``, as README documents
     them) and one row per result. A text field that a spreadsheet would read as a formula (see
-    :func:`_spreadsheet_safe`) is written with a leading ``'``."""
+    :func:`spreadsheet_safe`) is written with a leading ``'``."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w", newline="", encoding="utf-8") as file:
         writer = csv.DictWriter(file, fieldnames=CSV_COLUMNS)
@@ -193,10 +193,10 @@ def write_csv(results: list[SubmissionResult], path: Path) -> None:
         for result in results:
             row = asdict(result)
             row["submitted_at"] = result.submitted_at.isoformat() if result.submitted_at else None
-            writer.writerow({column: _spreadsheet_safe(row[column]) for column in CSV_COLUMNS})
+            writer.writerow({column: spreadsheet_safe(row[column]) for column in CSV_COLUMNS})
 
 
-def _spreadsheet_safe(value):
+def spreadsheet_safe(value):
     """OWASP's rule against CSV injection: a text field that a spreadsheet would read as a formula (starting
     with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return) is prefixed with an apostrophe."""
     if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
