@@ -58,9 +58,10 @@ class FetchInOneLanguage(ExchangeFetchAssignment):
             choices = ", ".join([ENGLISH, *translations])
             self.fail(f"{released.name} has no notebooks in '{self.language}'; FetchInOneLanguage.language: {choices}")
         ignored = shutil.ignore_patterns(*self.coursedir.ignore)
+        ignored_with_translations = shutil.ignore_patterns(*self.coursedir.ignore, *translations)
         with tempfile.TemporaryDirectory(prefix="fetch-") as staging:
             one_language = Path(staging) / released.name
-            shutil.copytree(released, one_language, ignore=shutil.ignore_patterns(*self.coursedir.ignore, *translations))
+            shutil.copytree(released, one_language, ignore=ignored_with_translations)
             if self.language != ENGLISH:
                 shutil.copytree(released / self.language, one_language, ignore=ignored, dirs_exist_ok=True)
             # nbgrader's own copy from here: a learner's existing files are kept, missing ones replaced.
