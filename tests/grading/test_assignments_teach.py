@@ -258,7 +258,8 @@ def relative_position_map(offset, d_model):  # a loop over the pairs, angles in 
     return matrix
 """,
     "longest-wavelength": """
-longest_wavelength = 2 * math.pi / 10000 ** (-(1024 - 2) / 1024)
+def longest_wavelength(d_model):  # 2π over the slowest frequency
+    return 2 * math.pi / 10000 ** (-(d_model - 2) / d_model)
 """,
     "root-mean-square": """
 def root_mean_square(x):
@@ -302,6 +303,12 @@ POSITIONAL_DEFECTS = {
     "relative-position-map": _solution_with(
         POSITIONAL, "relative-position-map", "# k * w_i", "# w_i: the offset ignored"
     ).replace("angle = offset * 10000.0", "angle = 10000.0"),
+    "longest-wavelength": _solution_with(
+        POSITIONAL,
+        "longest-wavelength",
+        "10000 ** ((d_model - 2) / d_model)",
+        "10000 ** ((1024 - 2) / 1024)  # the printed width's answer, whatever the width",
+    ),
     "root-mean-square": _solution_with(
         POSITIONAL, "root-mean-square", ".pow(2).mean().sqrt().item()", ".pow(2).mean().item()  # no square root"
     ),

@@ -60,3 +60,16 @@ def test_check_reports_a_kernel_that_dies_with_autogrades_status(tmp_path, capsy
     output = capsys.readouterr().out
     assert exit_code == 1
     assert f"kernel_died: cell {first_answer}:" in output
+
+
+def test_the_report_sends_the_learner_to_the_first_failing_test_when_several_fail():
+    from transformer_course.grading.check import CheckReport, TestCellResult, format_report
+
+    tests = [
+        TestCellResult("test-shift", 2, True, False, ""),
+        TestCellResult("test-train-step", 5, False, False, "AssertionError: the loss"),
+        TestCellResult("test-train-and-evaluate", 4, False, False, "AssertionError: exact match"),
+    ]
+    report = format_report(CheckReport(tests, None))
+    assert "Start with test-train-step:" in report, report
+    assert "Start with" not in format_report(CheckReport(tests[:2], None)), "one failure needs no pointer"

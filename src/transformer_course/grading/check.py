@@ -105,6 +105,13 @@ def format_report(report: CheckReport) -> str:
     points = sum(result.points for result in report.tests if result.passed)
     total = sum(result.points for result in report.tests)
     lines.append(f"{passed} of {len(report.tests)} visible test cells pass ({points:g} of {total:g} visible points).")
+    failed = [result.grade_id for result in report.tests if not result.passed]
+    if len(failed) > 1:
+        # Later parts call the learner's earlier functions here; the grader gives them correct ones instead.
+        lines.append(
+            f"Start with {failed[0]}: later parts call your earlier functions, so one bug can fail several tests "
+            "here, while grading gives each part correct earlier functions and charges a bug to its own part."
+        )
     if passed == len(report.tests):
         lines.append("Hidden tests are added when the notebook is graded: make your code general.")
     return "\n".join(lines)
