@@ -1150,8 +1150,10 @@ def test_final_project_part_8_passes_a_learners_own_run_too_short_to_log_twice(h
         exec(compile(test, "test-train-and-evaluate", "exec"), namespace)
 
 
-# One bug in part 1 (an untied output layer) and one in part 6 (the decoder fed the newest token only): parts 2 and 8
-# are graded with correct answers to parts 1 and 6 in their place, so these cost parts 1 and 6 alone.
+# One bug in each part that part 8's run builds on: part 1 (an untied output layer), part 3 (the schedule one update
+# behind), part 5 (the padding counted in the loss), part 6 (the decoder fed the newest token only) and part 7 (the
+# last loss logged, not the mean). Parts 2 and 8 are graded with correct answers to those parts in their place, so
+# each bug costs its own part alone.
 FINAL_PROJECT_EARLY_BUGS = {
     "encoder-decoder": _solution_with(
         FINAL_PROJECT,
@@ -1165,7 +1167,16 @@ FINAL_PROJECT_EARLY_BUGS = {
         "hidden = model.decode(prefix, memory, source_mask)",
         "hidden = model.decode(prefix[:, -1:], memory, source_mask)",
     ),
+    **{
+        grade_id: _solution_with(FINAL_PROJECT, grade_id, old, new)
+        for grade_id, old, new in (
+            FINAL_PROJECT_VISIBLE_DEFECTS["the schedule one update behind after the first"],
+            FINAL_PROJECT_VISIBLE_DEFECTS["train_step counts the padding in the loss"],
+            FINAL_PROJECT_VISIBLE_DEFECTS["train_model logs the last loss instead of the mean"],
+        )
+    },
 }
+FINAL_PROJECT_EARLY_BUG_TESTS = {f"test-{grade_id}" for grade_id in FINAL_PROJECT_EARLY_BUGS}
 
 
 @pytest.fixture(scope="module")
@@ -1203,11 +1214,11 @@ def test_final_project_defects_lose_their_own_parts_points_only(final_project_gr
     )
 
 
-def test_final_project_bugs_in_parts_1_and_6_cost_those_parts_only(final_project_graded):
-    """Part 2 counts the parameters of a correct EncoderDecoder and part 8 decodes with a correct greedy_decode,
-    put in place of the learner's when parts 1 and 6 failed: neither bug is charged twice."""
+def test_final_project_bugs_in_the_parts_part_8_builds_on_cost_those_parts_only(final_project_graded):
+    """Part 2 counts the parameters of a correct EncoderDecoder, and part 8 trains and decodes with correct answers
+    to parts 1, 3, 5, 6 and 7, put in place of the learner's when those failed: no bug is charged twice."""
     result = final_project_graded["early-bugs"]
-    lost = points_of(solution_notebook(FINAL_PROJECT), {"test-encoder-decoder", "test-greedy-decode"})
+    lost = points_of(solution_notebook(FINAL_PROJECT), FINAL_PROJECT_EARLY_BUG_TESTS)
     assert result.status == "graded", result.message
     assert result.score == full_marks(FINAL_PROJECT) - lost, (
         f"the bugs in parts 1 and 6 scored {result.score}, expected {full_marks(FINAL_PROJECT) - lost}"
