@@ -47,7 +47,9 @@ COMMAND_GROUPS = {
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser of every command, or of ``command``'s group alone when it names one."""
-    parser = argparse.ArgumentParser(prog="transformer-course", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="transformer-course", description="The course's commands, for instructors and for learners."
+    )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     subcommands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     groups = [module for module, names in COMMAND_GROUPS.items() if command in names] or list(COMMAND_GROUPS)
