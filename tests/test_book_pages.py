@@ -1,5 +1,6 @@
 """The book's pages read in small pieces: no visible code cell over 30 lines, no paragraph with more than
-five glued numbers (more belong in a table). Read from the MyST sources, without building the book."""
+five glued numbers (more belong in a table), and no visible cell storing numbers for the text (`glue`
+belongs in a folded cell). Read from the MyST sources, without building the book."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ MAX_CELL_LINES = 30
 MAX_GLUED_PER_PARAGRAPH = 5
 FOLDED = {"hide-input", "remove-input", "remove-cell"}  # a reader sees these cells' code only by asking
 GLUE = re.compile(r"\{glue(?::\w*)?\}`")
+GLUE_CALL = re.compile(r"^\s*glue(?:_phrase|_count)?\(", re.MULTILINE)  # myst-nb's glue and the book's wrappers
 
 
 def _cells(page: Path):
@@ -31,6 +33,17 @@ def visible_code_cells_longer_than(page: Path, limit: int) -> list[str]:
             if len(lines) > limit:
                 long.append(f"{page.name}: {lines[0]!r}… ({len(lines)} lines)")
     return long
+
+
+def visible_code_cells_that_glue(page: Path) -> list[str]:
+    """The first line of each visible code cell of ``page`` that calls ``glue``: bookkeeping, not the lesson."""
+    return [
+        f"{page.name}: {cell.source.splitlines()[0]!r}…"
+        for cell in _cells(page)
+        if cell.cell_type == "code"
+        and not FOLDED & set(cell.metadata.get("tags", []))
+        and GLUE_CALL.search(cell.source)
+    ]
 
 
 def paragraphs_with_more_glue_than(page: Path, limit: int) -> list[str]:
@@ -59,23 +72,32 @@ def test_no_visible_code_cell_is_longer_than_thirty_lines(page):
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda page: page.stem)
+def test_no_visible_code_cell_glues(page):
+    visible = visible_code_cells_that_glue(page)
+    assert not visible, "move these glue calls to a cell tagged hide-input:\n" + "\n".join(visible)
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda page: page.stem)
 def test_no_paragraph_glues_more_than_five_numbers(page):
     crowded = paragraphs_with_more_glue_than(page, MAX_GLUED_PER_PARAGRAPH)
     assert not crowded, "put these numbers in a table or split the paragraph:\n" + "\n".join(crowded)
 
 
-def test_the_checks_find_a_long_cell_and_a_crowded_paragraph(tmp_path):
+def test_the_checks_find_a_long_cell_a_crowded_paragraph_and_a_visible_glue(tmp_path):
     page = tmp_path / "page.md"
     code = "\n".join(f"x{i} = {i}" for i in range(MAX_CELL_LINES + 1))
     glued = " ".join(f"{{glue:text}}`n{i}`" for i in range(MAX_GLUED_PER_PARAGRAPH + 1))
     page.write_text(
         "---\njupytext:\n  text_representation:\n    extension: .md\n    format_name: myst\n"
         "kernelspec:\n  display_name: Python 3\n  language: python\n  name: python3\n---\n\n"
-        f"Numbers: {glued}.\n\n```{{code-cell}} ipython3\n{code}\n```\n",
+        f"Numbers: {glued}.\n\n```{{code-cell}} ipython3\n{code}\n```\n\n"
+        '```{code-cell} ipython3\nglue("n", 1, display=False)\n```\n\n'
+        '```{code-cell} ipython3\n:tags: [hide-input]\nglue("m", 2, display=False)\n```\n',
         encoding="utf-8",
     )
     assert len(visible_code_cells_longer_than(page, MAX_CELL_LINES)) == 1
     assert len(paragraphs_with_more_glue_than(page, MAX_GLUED_PER_PARAGRAPH)) == 1
+    assert len(visible_code_cells_that_glue(page)) == 1
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda page: page.stem)

@@ -106,8 +106,8 @@ def test_every_translation_keeps_the_bold_and_italics_of_its_source(case):
 
 # The Chinese edition's terminology (book/locale/zh_CN/TERMS.md): one Chinese term for each English one.
 TERMS = ROOT / LOCALE / "zh_CN" / "TERMS.md"
-TERM_PAGES = [  # the chapters, intro included; the exercise pages have catalogs of their own
-    page for page in toc_pages(ROOT) if page.startswith("book/") and Path(page).name not in {"glossary", "bibliography"}
+TERM_PAGES = [  # the chapters, intro included, and the exercise pages (the glossary pairs the two terms itself)
+    page for page in toc_pages(ROOT) if Path(page).name not in {"glossary", "bibliography"}
 ]
 NOT_PROSE = [ROLE, DISPLAY_MATH, INLINE_MATH, INLINE_CODE, LINK_ADDRESS]
 
