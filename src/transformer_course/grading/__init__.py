@@ -2,5 +2,5 @@
 
 import sys
 
-# As runner.py explains: jsonschema's slow IRI checker is kept out of every grading process.
+# As inside/runner.py explains: jsonschema's slow IRI checker is kept out of every grading process.
 sys.modules.setdefault("rfc3987_syntax", None)

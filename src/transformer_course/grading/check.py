@@ -26,7 +26,7 @@ from nbgrader import utils
 from .course import CourseError, edited_locked_cells
 from .execute import execute_notebook, notebook_problem, started
 from .limits import GradingLimits
-from .runner import runner_command
+from .pipe import runner_command
 from .sandbox import Launch
 
 

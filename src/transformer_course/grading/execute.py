@@ -1,6 +1,6 @@
 """Executing a notebook cell by cell in a started runner, and judging a test cell's hidden tests.
 
-:func:`started` starts the runner (:mod:`transformer_course.grading.runner`) as a launch says (in a
+:func:`started` starts the runner (:mod:`transformer_course.grading.inside.runner`) as a launch says (in a
 sandbox, :mod:`transformer_course.grading.sandbox`, for autograde; as a plain process for ``check``)
 and gives a :class:`Session` that sends it the code cells one by one, within the limits. A test cell's
 visible tests run in the kernel, as the learner saw them; its hidden tests (the part between
@@ -44,7 +44,7 @@ from nbformat.v4 import new_notebook, new_output
 
 from .hidden import Learner, NoAnswer, answer_in_outputs, judging
 from .limits import GradingLimits
-from .runner import MAX_LINE, Reply, Runner
+from .pipe import MAX_LINE, Reply, Runner
 from .sandbox import Cgroup, Launch, SandboxSpec, runner_launch
 
 # The names of the errors this module writes into a cell; autograde reads the statuses from them.
@@ -57,6 +57,7 @@ NOT_RUN = "KernelLostError"
 KERNEL_NOT_STARTED = "KernelNotStartedError"
 KERNEL_NOT_STARTED_STATUS = "kernel_not_started"  # autograde's status for it
 TEST_FAILED = "TestFailedError"
+PROBE = "transformer_course.grading.inside.probe"  # the kernel's side of a hidden test
 KERNEL_START_SECONDS = 120  # for the kernel to start and run an empty cell, as the runner's startup_timeout
 # What the grader asks a fresh sandbox to do before any submission: what every notebook does first.
 SELF_TEST_CODE = "import numpy, torch, matplotlib, transformer_course\nprint(torch.__version__)"
@@ -133,7 +134,7 @@ class Session:
         """Send a hidden test's request to the kernel and return its decoded answer."""
         if self.lost_in is not None:
             raise NoAnswer(f"the kernel was lost in {self.lost_in}")
-        code = f"__import__('transformer_course.grading.probe', fromlist=['answer']).answer({json.dumps(request)!r})"
+        code = f"__import__({PROBE!r}, fromlist=['answer']).answer({json.dumps(request)!r})"
         reply = self._execute(
             code, min(self.limits.cell_timeout, max(1.0, self.deadline - time.monotonic())), MAX_LINE // 2, answers=True
         )

@@ -5,7 +5,7 @@ parts, the limits, the redacted course package as an archive), so that the run c
 any worker: a process of the grader's own pool or a Dask worker on another machine
 (:mod:`transformer_course.grading.workers`). :func:`run_submission`
 
-1. starts the runner (:mod:`transformer_course.grading.runner`) in a sandbox of its own
+1. starts the runner (:mod:`transformer_course.grading.inside.runner`) in a sandbox of its own
    (:mod:`transformer_course.grading.sandbox`), in a cgroup of its own;
 2. has the kernel import what every notebook imports (numpy, torch, matplotlib, the course package),
    outside the notebook's history;
