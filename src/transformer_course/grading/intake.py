@@ -43,6 +43,8 @@ import nbformat
 from dateutil import tz
 from dateutil.parser import isoparse
 
+from .status import Status
+
 STUDENT_ID_RULE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,63}")
 STUDENT_ID_HELP = (
     "a student id is 1 to 64 ASCII letters, digits, '.', '_', '-' or '@', starting with a letter or a digit"
@@ -73,7 +75,7 @@ CELL_TYPES = ("code", "markdown", "raw")
 class Refused(Exception):
     """A submission that cannot be graded: ``status`` and ``message`` for its row of ``grades.csv``."""
 
-    def __init__(self, status: str, message: str):
+    def __init__(self, status: Status, message: str):
         super().__init__(message)
         self.status, self.message = status, message
 
@@ -86,14 +88,14 @@ def student_folders(submissions: Path) -> list[str]:
 def check_student_id(name: str) -> None:
     """Refuse a folder name that is not a student id (it would reach command lines, paths and spreadsheets)."""
     if not STUDENT_ID_RULE.fullmatch(name):
-        raise Refused("invalid_student_id", f"the folder name {name!r} is not a student id: {STUDENT_ID_HELP}")
+        raise Refused(Status.INVALID_STUDENT_ID, f"the folder name {name!r} is not a student id: {STUDENT_ID_HELP}")
 
 
 def real_directory(path: Path, what: str) -> Path:
     """``path`` if it is a directory itself (not a link to one); refused otherwise."""
     kind = _kind(path)
     if kind != "directory":
-        raise Refused("refused", f"{what} is {kind}, not a folder: not read")
+        raise Refused(Status.REFUSED, f"{what} is {kind}, not a folder: not read")
     return path
 
 
@@ -102,14 +104,14 @@ def read_regular_file(path: Path, limit: int = MAX_NOTEBOOK_BYTES) -> bytes:
     following a link (``O_NOFOLLOW``) and without blocking on a FIFO (``O_NONBLOCK``)."""
     kind = _kind(path)
     if kind != "a regular file":
-        raise Refused("refused", f"{path.name} is {kind}, not a notebook file: not read")
+        raise Refused(Status.REFUSED, f"{path.name} is {kind}, not a notebook file: not read")
     descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     with os.fdopen(descriptor, "rb") as file:
         if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):  # replaced between the look and the open
-            raise Refused("refused", f"{path.name} is not a regular file: not read")
+            raise Refused(Status.REFUSED, f"{path.name} is not a regular file: not read")
         content = file.read(limit + 1)
     if len(content) > limit:
-        raise Refused("refused", f"{path.name} is larger than {limit // 2**20} MB: not read")
+        raise Refused(Status.REFUSED, f"{path.name} is larger than {limit // 2**20} MB: not read")
     return content
 
 
@@ -123,31 +125,31 @@ def parse_notebook(content: bytes, name: str) -> dict:
     try:
         raw = json.loads(content.decode("utf-8"))
     except RecursionError:
-        raise Refused("invalid_notebook", f"{name}: nested too deeply to be a notebook") from None
+        raise Refused(Status.INVALID_NOTEBOOK, f"{name}: nested too deeply to be a notebook") from None
     except (UnicodeDecodeError, ValueError) as error:
-        raise Refused("invalid_notebook", f"{name}: {_first_line(error)}") from None
+        raise Refused(Status.INVALID_NOTEBOOK, f"{name}: {_first_line(error)}") from None
     if not isinstance(raw, dict) or not isinstance(raw.get("cells"), list):
-        raise Refused("invalid_notebook", f"{name}: not a Jupyter notebook (no list of cells)")
+        raise Refused(Status.INVALID_NOTEBOOK, f"{name}: not a Jupyter notebook (no list of cells)")
     if raw.get("nbformat") != 4:
-        raise Refused("invalid_notebook", f"{name}: notebook format {raw.get('nbformat')!r}; version 4 is read")
+        raise Refused(Status.INVALID_NOTEBOOK, f"{name}: notebook format {raw.get('nbformat')!r}; version 4 is read")
     cells = [_rebuilt_cell(cell, index, name) for index, cell in enumerate(raw["cells"])]
     notebook = nbformat.v4.new_notebook(cells=cells)
     notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     try:
         nbformat.validate(notebook)
     except nbformat.ValidationError as error:
-        raise Refused("invalid_notebook", f"{name}: {_first_line(error)}") from None
+        raise Refused(Status.INVALID_NOTEBOOK, f"{name}: {_first_line(error)}") from None
     return json.loads(json.dumps(notebook))
 
 
 def _rebuilt_cell(cell, index: int, name: str) -> dict:
     if not isinstance(cell, dict) or cell.get("cell_type") not in CELL_TYPES:
-        raise Refused("invalid_notebook", f"{name}: cell {index + 1} is not a code, markdown or raw cell")
+        raise Refused(Status.INVALID_NOTEBOOK, f"{name}: cell {index + 1} is not a code, markdown or raw cell")
     source = cell.get("source", "")
     if isinstance(source, list) and all(isinstance(line, str) for line in source):
         source = "".join(source)
     if not isinstance(source, str):
-        raise Refused("invalid_notebook", f"{name}: the source of cell {index + 1} is not text")
+        raise Refused(Status.INVALID_NOTEBOOK, f"{name}: the source of cell {index + 1} is not text")
     metadata = cell.get("metadata") if isinstance(cell.get("metadata"), dict) else {}
     kept: dict = {}
     nbgrader = _nbgrader_metadata(metadata.get("nbgrader"))
@@ -270,7 +272,7 @@ class Submission:
     """
 
     student_id: str
-    rejection: tuple[str, str] | None = None
+    rejection: tuple[Status, str] | None = None
     notebooks: dict[str, dict] = field(default_factory=dict)
     kept: dict[str, bytes] = field(default_factory=dict)
     folder: Path | None = None
@@ -290,7 +292,9 @@ def take_in(submissions: Path, student_id: str, assignment: str, given: Given) -
     except Refused as refusal:
         return Submission(student_id, (refusal.status, refusal.message))
     except Exception as error:  # noqa: BLE001  (one submission's surprise must not stop the class)
-        return Submission(student_id, ("error", f"the submission could not be read: {type(error).__name__}: {error}"))
+        return Submission(
+            student_id, (Status.ERROR, f"the submission could not be read: {type(error).__name__}: {error}")
+        )
 
 
 def _taken_in(submissions: Path, student_id: str, assignment: str, given: Given) -> Submission:
@@ -310,7 +314,7 @@ def _taken_in(submissions: Path, student_id: str, assignment: str, given: Given)
         chosen = {expected_names[0]: notebooks[0]}  # renamed: accepted if its cells belong here
     if not chosen:
         found = ", ".join(notebooks) or "no notebook"
-        return Submission(student_id, ("missing", f"expected {', '.join(expected_names)}; found {found}"))
+        return Submission(student_id, (Status.MISSING, f"expected {', '.join(expected_names)}; found {found}"))
 
     submission = Submission(student_id, folder=folder, library_implementations=given.library_implementations)
     restored_cells, restored_metadata = [], []
@@ -325,7 +329,7 @@ def _taken_in(submissions: Path, student_id: str, assignment: str, given: Given)
         if not _answer_and_test_cells(notebook) & _answer_and_test_cells(released):
             other = ", ".join(sorted(_answer_and_test_cells(notebook))[:3]) or "no nbgrader answer or test cells"
             message = f"{file_name} has none of the answer or test cells of {assignment}/{name} (it has {other})"
-            return Submission(student_id, ("wrong_assignment", message))
+            return Submission(student_id, (Status.WRONG_ASSIGNMENT, message))
         restored_cells += edited_locked_cells(notebook, released, given.sources[name])
         _unmark_duplicate_cells(notebook)
         submission.learner_cells += _learner_cells(notebook, given.sources[name], given.setup_source)
@@ -388,7 +392,7 @@ def check_size(notebook: dict, released: dict, name: str) -> None:
     most_cells = CELLS_PER_RELEASED_CELL * released_cells + EXTRA_CELLS
     if cells > most_cells:
         raise Refused(
-            "refused",
+            Status.REFUSED,
             f"{name} has {cells:,} cells; the released notebook has {released_cells}: at most "
             f"{most_cells:,} are graded",
         )
@@ -396,7 +400,7 @@ def check_size(notebook: dict, released: dict, name: str) -> None:
     most_markdown = MARKDOWN_PER_RELEASED_CHARACTER * released_markdown + EXTRA_MARKDOWN_CHARACTERS
     if markdown > most_markdown:
         raise Refused(
-            "refused", f"{name} has {markdown:,} characters of Markdown; at most {most_markdown:,} are graded"
+            Status.REFUSED, f"{name} has {markdown:,} characters of Markdown; at most {most_markdown:,} are graded"
         )
 
 

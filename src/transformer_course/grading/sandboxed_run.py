@@ -58,6 +58,7 @@ from .gradebook import VERDICTS
 from .hidden import Learner
 from .limits import GradingLimits
 from .sandbox import SandboxSpec, matplotlib_font_list, runner_launch
+from .status import Problem, Status, worst
 
 # What a failed test cell says when a correct answer to its part is put in place of the learner's.
 REFERENCE_NOTE = "The later parts are graded with a correct answer to this part in place of yours.\n"
@@ -169,14 +170,16 @@ STEPS = ("sandbox and kernel start", "imports", "notebook cells", "hidden tests"
 
 @dataclass
 class RunOutcome:
-    """An executed notebook (nbformat's JSON), the verdict on each test cell, seconds by step (:data:`STEPS`), and
-    findings for the instructor's review: each test cell whose hidden tests saw the learner's code run a forbidden
-    operator, and which."""
+    """An executed notebook (nbformat's JSON), the verdict on each test cell, seconds by step (:data:`STEPS`),
+    findings for the instructor's review (each test cell whose hidden tests saw the learner's code run a forbidden
+    operator, and which), and what went wrong while it ran, if anything did (the worst, see
+    :func:`transformer_course.grading.status.worst`)."""
 
     notebook: dict
     verdicts: dict[str, bool]
     seconds: dict[str, float]
     findings: list[str] = field(default_factory=list)
+    problem: Problem | None = None
 
 
 def run_submission(run: SubmissionRun) -> RunOutcome:
@@ -206,10 +209,12 @@ def run_submission(run: SubmissionRun) -> RunOutcome:
             problem = session.start_problem()
             seconds["sandbox and kernel start"] = time.perf_counter() - start
             if problem is not None:
-                for cell in notebook.cells:
-                    if cell.cell_type == "code":
-                        cell.outputs = [error_output(KERNEL_NOT_STARTED, f"the kernel did not start: {problem}")]
+                message = f"the kernel did not start: {problem}"
+                code_cells = [cell for cell in notebook.cells if cell.cell_type == "code"]
+                for cell in code_cells:
+                    cell.outputs = [error_output(KERNEL_NOT_STARTED, message)]
                 outcome.verdicts = dict.fromkeys(run.tests, False)
+                outcome.problem = Problem(Status.KERNEL_NOT_STARTED, message) if code_cells else None
                 return outcome
             start = time.perf_counter()
             session.preload(SELF_TEST_CODE)
@@ -220,6 +225,7 @@ def run_submission(run: SubmissionRun) -> RunOutcome:
             start = time.perf_counter()
             execute_notebook(notebook, session, _Judge(run, session, learner, outcome))
             seconds["notebook cells"] = time.perf_counter() - start - seconds["hidden tests"]
+            outcome.problem = worst(session.problems)
     return outcome
 
 
@@ -244,6 +250,7 @@ class _Judge:
             failure = self._hidden_tests(hidden_code, grade_id, label)
             if failure is not None:
                 cell.outputs.append(failure)
+                self.session.note_errors([failure], label)
                 passed = False
         if not passed and grade_id in self.run.references and self.session.lost_in is None:
             self.session.run_quietly(self.run.references[grade_id], f"{label} (a correct answer in its place)")
