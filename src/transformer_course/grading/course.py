@@ -189,10 +189,17 @@ class Course:
         )
 
     def redacted_package(self, assignment: str, target: Path) -> Path:
-        """The course package without what ``assignment`` asks the learner to write, copied into ``target``."""
-        from .redaction import redacted_package
+        """The course package without what ``assignment`` asks the learner to write, copied into ``target``.
 
-        return redacted_package(self.policy(assignment).learner_writes, target)
+        Raises:
+            CourseError: ``grading.yml``'s ``learner_writes`` names what the package does not define.
+        """
+        from .redaction import RedactionError, redacted_package
+
+        try:
+            return redacted_package(self.policy(assignment).learner_writes, target)
+        except RedactionError as error:
+            raise CourseError(f"{assignment}/{POLICY_FILE}: learner_writes: {error}") from None
 
     def repository(self) -> tuple[str, str]:
         """The book's repository URL and branch, from ``_config.yml``."""
