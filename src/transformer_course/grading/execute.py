@@ -45,6 +45,7 @@ from nbformat.v4 import new_notebook, new_output
 
 from .hidden import Learner, NoAnswer, answer_in_outputs, judging
 from .limits import GradingLimits
+from .nbgrader_cells import grade_id
 from .pipe import MAX_LINE, Reply, Runner
 from .sandbox import Cgroup, Launch, SandboxSpec, runner_launch
 from .status import Problem, Status
@@ -263,7 +264,7 @@ def execute_notebook(
     for index, cell in enumerate(notebook.cells):
         if cell.cell_type != "code":
             continue
-        label = f"cell {cell.get('metadata', {}).get('nbgrader', {}).get('grade_id') or cell.get('id') or index}"
+        label = f"cell {grade_id(cell) or cell.get('id') or index}"
         if judge is not None and judge(cell, label):
             continue
         session.run_cell(cell, cell.source, label)

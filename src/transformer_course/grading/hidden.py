@@ -58,6 +58,7 @@ import torch
 
 from .inside.plain_data import LearnerObject, Raised, decode, encode
 from .inside.probe import FORBIDDEN_OPERATOR, MIME, evaluate
+from .nbgrader_cells import answer_sources
 
 __all__ = ["LearnerError", "Learner", "assert_close", "hidden_test", "judging"]
 
@@ -243,12 +244,7 @@ def _answer_cells_here() -> dict[str, str]:
     notebooks = list(Path.cwd().glob("*.ipynb"))
     if len(notebooks) != 1:
         return {}
-    cells = json.loads(notebooks[0].read_text(encoding="utf-8")).get("cells", [])
-    return {
-        cell["metadata"]["nbgrader"]["grade_id"]: "".join(cell["source"])
-        for cell in cells
-        if cell.get("metadata", {}).get("nbgrader", {}).get("solution") and "grade_id" in cell["metadata"]["nbgrader"]
-    }
+    return answer_sources(json.loads(notebooks[0].read_text(encoding="utf-8")))
 
 
 # ----------------------------------------------------------------------------- comparisons

@@ -43,6 +43,7 @@ import nbformat
 from dateutil import tz
 from dateutil.parser import isoparse
 
+from .nbgrader_cells import answer_sources, grade_id, nbgrader_metadata, source_text
 from .status import Status
 
 STUDENT_ID_RULE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,63}")
@@ -363,7 +364,7 @@ def _worked_in(folder: Path, file_name: str, released: dict) -> tuple[str, bytes
     for candidate in candidates:
         content = read_regular_file(folder / candidate)
         try:
-            answered = _answers(parse_notebook(content, candidate)) != _answers(released)
+            answered = answer_sources(parse_notebook(content, candidate)) != answer_sources(released)
         except Refused:
             answered = False
         if answered:
@@ -375,15 +376,6 @@ def _worked_in(folder: Path, file_name: str, released: dict) -> tuple[str, bytes
     if len(worked) > 1:
         note = f"answers in {' and '.join(sorted(path for _, path, _ in worked))}: graded {chosen}, changed last"
     return chosen, content, note
-
-
-def _answers(notebook: dict) -> dict[str, str]:
-    """grade_id → source of a notebook's answer cells."""
-    return {
-        cell["metadata"]["nbgrader"]["grade_id"]: "".join(cell.get("source", ""))
-        for cell in notebook.get("cells", [])
-        if cell.get("metadata", {}).get("nbgrader", {}).get("solution") and "grade_id" in cell["metadata"]["nbgrader"]
-    }
 
 
 def check_size(notebook: dict, released: dict, name: str) -> None:
@@ -416,11 +408,11 @@ def _unmark_duplicate_cells(notebook: dict) -> None:
     """Take nbgrader's metadata off every cell that repeats an earlier cell's grade_id: it is the learner's copy."""
     seen = set()
     for cell in notebook.get("cells", []):
-        grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
-        if grade_id in seen:
+        name = grade_id(cell)
+        if name in seen:
             del cell["metadata"]["nbgrader"]
-        elif grade_id is not None:
-            seen.add(grade_id)
+        elif name is not None:
+            seen.add(name)
 
 
 def _learner_cells(notebook: dict, source: dict, setup: str) -> list[tuple[str, str]]:
@@ -434,11 +426,11 @@ def _learner_cells(notebook: dict, source: dict, setup: str) -> list[tuple[str, 
     for index, cell in enumerate(notebook.get("cells", [])):
         if cell.get("cell_type") != "code":
             continue
-        grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
-        text = "".join(cell.get("source", ""))
-        if grade_id in given or (grade_id is None and text == setup):
+        name = grade_id(cell)
+        text = source_text(cell)
+        if name in given or (name is None and text == setup):
             continue
-        cells.append((f"cell {grade_id}" if grade_id else f"added cell {index + 1}", text))
+        cells.append((f"cell {name}" if name else f"added cell {index + 1}", text))
     return cells
 
 
@@ -450,18 +442,14 @@ def _restore_stripped_metadata(submitted: dict, released: dict) -> list[str]:
     """
     present = set(_nbgrader_cells(submitted))
     by_id = {
-        cell["id"]: cell["metadata"]["nbgrader"]
+        cell["id"]: nbgrader_metadata(cell)
         for cell in released.get("cells", [])
-        if "id" in cell and "grade_id" in cell.get("metadata", {}).get("nbgrader", {})
+        if "id" in cell and grade_id(cell) is not None
     }
     restored = []
     for cell in submitted.get("cells", []):
         metadata = by_id.get(cell.get("id"))
-        if (
-            metadata is None
-            or "grade_id" in cell.get("metadata", {}).get("nbgrader", {})
-            or metadata["grade_id"] in present
-        ):
+        if metadata is None or grade_id(cell) is not None or metadata["grade_id"] in present:
             continue
         cell.setdefault("metadata", {})["nbgrader"] = copy.deepcopy(metadata)
         restored.append(metadata["grade_id"])
@@ -472,10 +460,9 @@ def _answer_and_test_cells(notebook: dict) -> set[str]:
     """grade_ids of the cells that identify an assignment: its answers and its tests (every
     assignment has its own; headings such as ``intro`` or ``part-1`` recur in all of them)."""
     return {
-        cell["metadata"]["nbgrader"]["grade_id"]
+        grade_id(cell)
         for cell in notebook.get("cells", [])
-        if any(cell.get("metadata", {}).get("nbgrader", {}).get(flag) for flag in ("solution", "grade"))
-        and "grade_id" in cell["metadata"]["nbgrader"]
+        if any(nbgrader_metadata(cell).get(flag) for flag in ("solution", "grade")) and grade_id(cell) is not None
     }
 
 
@@ -484,7 +471,7 @@ def _nbgrader_cells(notebook: dict, locked_only: bool = False) -> dict[str, tupl
     non-answer ones if asked)."""
     cells = {}
     for cell in notebook.get("cells", []):
-        metadata = cell.get("metadata", {}).get("nbgrader", {})
+        metadata = nbgrader_metadata(cell)
         if "grade_id" in metadata and (not locked_only or (metadata.get("locked") and not metadata.get("solution"))):
-            cells[metadata["grade_id"]] = (cell.get("cell_type"), "".join(cell.get("source", "")))
+            cells[metadata["grade_id"]] = (cell.get("cell_type"), source_text(cell))
     return cells

@@ -57,6 +57,7 @@ from .execute import (
 from .gradebook import VERDICTS
 from .hidden import Learner
 from .limits import GradingLimits
+from .nbgrader_cells import answer_sources, nbgrader_metadata, source_text, test_sources
 from .sandbox import SandboxSpec, matplotlib_font_list, runner_launch
 from .status import Problem, Status, worst
 
@@ -241,7 +242,7 @@ class _Judge:
 
     def __call__(self, cell: NotebookNode, label: str) -> bool:
         """Judge ``cell`` if it is a test cell (True), or leave it to the session (False)."""
-        grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+        grade_id = nbgrader_metadata(cell).get("grade_id")
         if grade_id not in self.run.tests:
             return False
         visible, hidden_code = self.run.tests[grade_id]
@@ -275,13 +276,7 @@ class _Judge:
 def answer_cells(notebook: NotebookNode) -> dict[str, str]:
     """grade_id -> source of each of ``notebook``'s answer cells (the learner's, as handed in): what a hidden
     test may run again (:meth:`transformer_course.grading.hidden.Learner.rerun`)."""
-    return {
-        cell.metadata.nbgrader.grade_id: cell.source
-        for cell in notebook.cells
-        if cell.cell_type == "code"
-        and cell.get("metadata", {}).get("nbgrader", {}).get("solution")
-        and "grade_id" in cell.metadata.nbgrader
-    }
+    return answer_sources(notebook, code_only=True)
 
 
 def reference_answers(source: dict) -> dict[str, str]:
@@ -293,7 +288,7 @@ def reference_answers(source: dict) -> dict[str, str]:
     parts: dict[str, str] = {}
     answers: list[str] = []
     for cell in source.get("cells", []):
-        nbgrader = cell.get("metadata", {}).get("nbgrader", {})
+        nbgrader = nbgrader_metadata(cell)
         if cell.get("cell_type") != "code":
             continue
         if nbgrader.get("grade"):
@@ -301,15 +296,8 @@ def reference_answers(source: dict) -> dict[str, str]:
                 parts[nbgrader["grade_id"]] = "\n".join(answers)
             answers = []
         elif nbgrader.get("solution"):
-            answers.append("".join(cell["source"]))
-    last_test = next(
-        (
-            cell["metadata"]["nbgrader"]["grade_id"]
-            for cell in reversed(source.get("cells", []))
-            if cell.get("cell_type") == "code" and cell.get("metadata", {}).get("nbgrader", {}).get("grade")
-        ),
-        None,
-    )
+            answers.append(source_text(cell))
+    last_test = next(reversed(test_sources(source)), None)
     parts.pop(last_test, None)
     return parts
 
