@@ -65,7 +65,7 @@ from .report import CSV_COLUMNS, SubmissionResult, class_rows, record, write_csv
 from .review import bounded_review
 from .roster import Student
 from .sandbox import check_bubblewrap, remove_cgroups
-from .sandboxed_run import PackageArchive, run_notebooks, submission_run
+from .sandboxed_run import PackageArchive, SubmissionRun, run_notebooks
 from .self_test import diagnosed_self_test
 from .status import Status, worst
 from .workers import Workers
@@ -219,7 +219,7 @@ def _grade_class(
         released = _register_assignment(course, assignment, db_url, Path(scratch))
         sources = {path.name: read_json_notebook(path) for path in course.source_notebooks(assignment)}
         runs = {
-            path.stem: submission_run(course, assignment, path.stem, {}, package, limits, sandbox, cgroup_prefix)
+            path.stem: SubmissionRun.of(course, assignment, path.stem, {}, package, limits, sandbox, cgroup_prefix)
             for path in course.source_notebooks(assignment)
         }
         policy = course.policy(assignment)

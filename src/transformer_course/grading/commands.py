@@ -433,7 +433,7 @@ def run_publish(arguments: argparse.Namespace) -> int:
 
 def run_check(arguments: argparse.Namespace) -> int:
     if arguments.sandbox:
-        return run_sandbox_check(_limits(arguments))
+        return run_self_test(_limits(arguments))
     if arguments.notebook is None:
         raise UserError("name the notebook to check (transformer-course check attention.ipynb), or --sandbox")
     from .check import check_notebook, format_report
@@ -443,8 +443,9 @@ def run_check(arguments: argparse.Namespace) -> int:
     return 0 if report.tests and all(result.passed for result in report.tests) else 1
 
 
-def run_sandbox_check(limits: GradingLimits) -> int:
-    """The grader's self-test, for an instructor before the deadline: one line saying whether it passed."""
+def run_self_test(limits: GradingLimits) -> int:
+    """``check --sandbox``: the grader's self-test (:mod:`transformer_course.grading.self_test`), for an instructor
+    before the deadline, apart from the learner's ``check`` of a notebook: one line saying whether it passed."""
     from .autograde import GradingStopped
     from .redaction import redacted_package
     from .sandbox import check_bubblewrap

@@ -36,18 +36,16 @@ import time
 import traceback
 import zlib
 from collections.abc import Callable, Iterator
-from pathlib import Path
 
-import nbformat
 import torch
 from nbformat import NotebookNode
-from nbformat.v4 import new_notebook, new_output
+from nbformat.v4 import new_output
 
 from .hidden import Learner, NoAnswer, answer_in_outputs, judging
 from .limits import GradingLimits
 from .nbgrader_cells import grade_id
 from .pipe import MAX_LINE, Reply, Runner
-from .sandbox import Cgroup, Launch, SandboxSpec, runner_launch
+from .sandbox import Cgroup, Launch
 from .status import Problem, Status
 
 # The names of the errors this module writes into a cell, for the learner to read in the feedback page.
@@ -288,40 +286,6 @@ def scored_outputs(outputs: list[NotebookNode], passed: bool) -> list[NotebookNo
     if not passed and not any(output.output_type == "error" for output in rewritten):
         rewritten.insert(0, error_output(TEST_FAILED, "the tests of this cell did not pass"))
     return rewritten
-
-
-def self_test(package_directory: Path, limits: GradingLimits, sandbox: bool, scratch: Path) -> str | None:
-    """Start one sandbox as a submission's would be started and import what a notebook imports.
-
-    Returns None when that works, or one line saying what failed and how to fix it.
-    """
-    scratch.mkdir(parents=True, exist_ok=True)
-    notebook = scratch / "self-test.ipynb"
-    nbformat.write(new_notebook(), notebook)
-    spec = SandboxSpec(package_directory, notebook, (), (), limits, sandbox)
-    try:
-        with started(runner_launch(spec, scratch), limits) as session:
-            problem = session.start_problem()
-            if problem is None:
-                # Given the kernel's start-up time, not a cell's: the first imports are slow on a busy machine.
-                reply = session.runner.execute(SELF_TEST_CODE, KERNEL_START_SECONDS, 2**12)
-                errors = [output for output in reply.outputs if output.output_type == "error"]
-                if reply.problem is None and not errors:
-                    return None
-                problem = f"{errors[0].ename}: {errors[0].evalue}"[:400] if errors else reply.problem
-    except OSError as error:
-        problem = f"{type(error).__name__}: {error}"
-    where = "in bubblewrap's sandbox" if sandbox else "as a plain process"
-    return (
-        f"the grader cannot run a notebook {where} ({problem}); nothing was graded. "
-        "Check that this Python environment has the course installed (pip install -e '.[grading]'), "
-        + (
-            "that user namespaces are enabled (sysctl kernel.unprivileged_userns_clone=1) and that the "
-            "environment's files are readable by every user, or grade with --no-sandbox (trusted submissions only)"
-            if sandbox
-            else "and that a Jupyter kernel starts (python -m ipykernel_launcher)"
-        )
-    )
 
 
 def run_hidden_tests(code: str, name: str, learner: Learner) -> NotebookNode | None:

@@ -164,6 +164,37 @@ class SubmissionRun:
     forbidden_operators: tuple[str, ...] = ()
     references: dict[str, str] = field(default_factory=dict)
 
+    @staticmethod
+    def of(
+        course: Course,
+        assignment: str,
+        notebook_name: str,
+        notebook: NotebookNode,
+        package: PackageArchive,
+        limits: GradingLimits,
+        sandbox: bool = True,
+        cgroup_prefix: str | None = None,
+    ) -> SubmissionRun:
+        """The run of ``notebook`` (the notebook ``notebook_name`` of ``assignment``, restored), read from ``course``:
+        its test cells from the source notebook, its limits with the assignment's ``grading.yml`` applied."""
+        policy = course.policy(assignment)
+        source = course.source_notebook(assignment, notebook_name)
+        return SubmissionRun(
+            assignment=assignment,
+            notebook_name=f"{notebook_name}.ipynb",
+            notebook=notebook,
+            tests={grade_id: split_hidden_tests(text) for grade_id, text in course.test_cells(source).items()},
+            switched_off=tuple(policy.library_implementations),
+            forbidden_operators=tuple(policy.forbidden_operators),
+            references=reference_answers(source),
+            limits=policy.applied_to(limits),
+            package=package,
+            data_files={path.name: path.read_bytes() for path in course.data_files(assignment)},
+            hidden_paths=(str(course.root),),
+            sandbox=sandbox,
+            cgroup_prefix=cgroup_prefix,
+        )
+
 
 # What a run's time is spent on, for benchmarks/autograde.py.
 STEPS = ("sandbox and kernel start", "imports", "notebook cells", "hidden tests")
@@ -302,37 +333,6 @@ def reference_answers(source: dict) -> dict[str, str]:
     return parts
 
 
-def submission_run(
-    course: Course,
-    assignment: str,
-    notebook_name: str,
-    notebook: NotebookNode,
-    package: PackageArchive,
-    limits: GradingLimits,
-    sandbox: bool = True,
-    cgroup_prefix: str | None = None,
-) -> SubmissionRun:
-    """The run of ``notebook`` (the notebook ``notebook_name`` of ``assignment``, restored), read from ``course``:
-    its test cells from the source notebook, its limits with the assignment's ``grading.yml`` applied."""
-    policy = course.policy(assignment)
-    source = course.source_notebook(assignment, notebook_name)
-    return SubmissionRun(
-        assignment=assignment,
-        notebook_name=f"{notebook_name}.ipynb",
-        notebook=notebook,
-        tests={grade_id: split_hidden_tests(text) for grade_id, text in course.test_cells(source).items()},
-        switched_off=tuple(policy.library_implementations),
-        forbidden_operators=tuple(policy.forbidden_operators),
-        references=reference_answers(source),
-        limits=policy.applied_to(limits),
-        package=package,
-        data_files={path.name: path.read_bytes() for path in course.data_files(assignment)},
-        hidden_paths=(str(course.root),),
-        sandbox=sandbox,
-        cgroup_prefix=cgroup_prefix,
-    )
-
-
 class SandboxedExecute(NbGraderPreprocessor):
     """nbgrader's execution step for ``nbgrader autograde`` run by hand (or from formgrader): the notebook is run
     and judged as ``transformer-course autograde`` runs it, with the default limits."""
@@ -344,7 +344,7 @@ class SandboxedExecute(NbGraderPreprocessor):
         assignment, notebook_name = resources["nbgrader"]["assignment"], resources["nbgrader"]["notebook"]
         with tempfile.TemporaryDirectory(prefix="package-") as scratch:
             package = PackageArchive.of(course.redacted_package(assignment, Path(scratch)))
-        run = submission_run(course, assignment, notebook_name, nb, package, GradingLimits(), self.sandbox)
+        run = SubmissionRun.of(course, assignment, notebook_name, nb, package, GradingLimits(), self.sandbox)
         outcome = run_submission(run)
         resources[VERDICTS] = outcome.verdicts
         return nbformat.from_dict(outcome.notebook), resources
