@@ -40,7 +40,6 @@ zeros. Grading again gives the same grades.
 
 from __future__ import annotations
 
-import os
 import tempfile
 import threading
 import time
@@ -57,7 +56,7 @@ from tqdm.auto import tqdm
 from .course import Course, read_json_notebook
 from .feedback import write_feedback
 from .gradebook import remove_unreviewed_manual_scores
-from .intake import Given, Submission, student_folders, take_in
+from .intake import Given, Submission, keep_submitted, student_folders, take_in
 from .limits import GradingLimits
 from .nbgrader_steps import NbgraderSteps, forget
 from .release import setup_cell
@@ -327,7 +326,7 @@ class _ClassGrading:
             result.status, result.message = Status.TESTS_RESTORED, "; ".join(repairs)
         started = time.perf_counter()
         try:
-            kept_note = _keep_submitted(self.course, self.assignment, submission)
+            kept_note = keep_submitted(self.course.submitted_directory, self.assignment, submission)
             removed = remove_unreviewed_manual_scores(self.db_url, self.course.course_id, self.assignment, student_id)
             notebooks = self.steps.restore(student_id, submission.notebooks, submission.submitted_at)
         except Exception as error:  # noqa: BLE001  (one submission's surprise must not stop the class)
@@ -383,28 +382,6 @@ class _InFlight:
     review: Future
     notes: list[str]  # intake's choices and the manual scores removed, for the review
     names: tuple[str, ...]  # its notebooks, in the order of the run's outcomes
-
-
-def _keep_submitted(course: Course, assignment: str, submission: Submission) -> list[str]:
-    """What the learner handed in, byte for byte, in nbgrader's ``submitted/<student>/<assignment>/``, beside the files
-    already there, none of which is ever replaced: where one of the same name holds something else (an earlier
-    collection), it stays, and the returned note says so for the review. Nothing is written where the submission
-    was read from nbgrader's folder itself."""
-    target = course.submitted_directory / submission.student_id / assignment
-    if target.is_dir() and os.path.samefile(target, submission.folder):
-        return []
-    target.mkdir(parents=True, exist_ok=True)
-    kept_elsewhere = []
-    for name, content in submission.kept.items():
-        if not (target / name).exists():
-            (target / name).write_bytes(content)
-        elif (target / name).read_bytes() != content:
-            kept_elsewhere.append(name)
-    if not kept_elsewhere:
-        return []
-    return [
-        f"submitted/ already held another {', '.join(kept_elsewhere)}: left as it was; graded what was handed in now"
-    ]
 
 
 def _named(error: BaseException) -> str:

@@ -22,7 +22,9 @@ after it:
 
 :func:`take_in` does all of it for one student's folder and returns a :class:`Submission`: the
 rebuilt notebooks travel on in memory, and **nothing in the folder is changed or removed** — the
-folder may be nbgrader's own ``submitted/``, which is then graded in place.
+folder may be nbgrader's own ``submitted/``, which is then graded in place. What was handed in is kept, byte
+for byte, in nbgrader's ``submitted/<student_id>/<assignment>/`` by :func:`keep_submitted`, which grading
+calls once the submission is to be graded.
 
 Each refusal is a :class:`Refused` with the status and the message the submission's row of
 ``grades.csv`` shows; the class goes on.
@@ -296,6 +298,28 @@ def take_in(submissions: Path, student_id: str, assignment: str, given: Given) -
         return Submission(
             student_id, (Status.ERROR, f"the submission could not be read: {type(error).__name__}: {error}")
         )
+
+
+def keep_submitted(submitted_directory: Path, assignment: str, submission: Submission) -> list[str]:
+    """What the learner handed in, byte for byte, in nbgrader's ``submitted/<student>/<assignment>/``, beside the files
+    already there, none of which is ever replaced: where one of the same name holds something else (an earlier
+    collection), it stays, and the returned note says so for the review. Nothing is written where the submission
+    was read from nbgrader's folder itself."""
+    target = submitted_directory / submission.student_id / assignment
+    if target.is_dir() and os.path.samefile(target, submission.folder):
+        return []
+    target.mkdir(parents=True, exist_ok=True)
+    kept_elsewhere = []
+    for name, content in submission.kept.items():
+        if not (target / name).exists():
+            (target / name).write_bytes(content)
+        elif (target / name).read_bytes() != content:
+            kept_elsewhere.append(name)
+    if not kept_elsewhere:
+        return []
+    return [
+        f"submitted/ already held another {', '.join(kept_elsewhere)}: left as it was; graded what was handed in now"
+    ]
 
 
 def _taken_in(submissions: Path, student_id: str, assignment: str, given: Given) -> Submission:
