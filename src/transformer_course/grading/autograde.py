@@ -60,7 +60,7 @@ from .intake import Given, Submission, keep_submitted, student_folders, take_in
 from .limits import GradingLimits
 from .nbgrader_steps import NbgraderSteps, forget
 from .release import setup_cell
-from .report import CSV_COLUMNS, SubmissionResult, class_rows, record, write_csv
+from .report import CSV_COLUMNS, SubmissionResult, class_rows, keep_in_run_record, write_csv
 from .review import bounded_review
 from .roster import Student
 from .sandbox import check_bubblewrap, remove_cgroups
@@ -172,11 +172,11 @@ def _in_context(
         if roster is not None and result.student_id in roster:
             result.extension_days = roster[result.student_id].extension_days
         result.review = "; ".join(notes)
-        record(course.root, result)
+        keep_in_run_record(course.root, result)
     handed_in = {result.student_id for result in graded}
     for student_id in [] if roster is None else [student for student in roster if student not in handed_in]:
         missing = SubmissionResult(student_id, assignment, 0.0, None, Status.MISSING, "nothing was handed in")
-        record(course.root, missing)
+        keep_in_run_record(course.root, missing)
         graded.append(missing)
     return sorted(graded, key=lambda result: result.student_id)
 
@@ -246,7 +246,7 @@ class _FailedStarts:
         self._in_a_row = 0
         self.stopped: str | None = None
 
-    def record(self, result: SubmissionResult) -> None:
+    def count(self, result: SubmissionResult) -> None:
         with self._lock:
             if result.status != Status.KERNEL_NOT_STARTED:
                 self._in_a_row = 0
@@ -299,8 +299,8 @@ class _ClassGrading:
         return sorted(results, key=lambda result: result.student_id)
 
     def _done(self, result: SubmissionResult, results: list[SubmissionResult], bar) -> None:
-        self.starts.record(result)
-        record(self.course.root, result)
+        self.starts.count(result)
+        keep_in_run_record(self.course.root, result)
         results.append(result)
         bar.update(1)
         failed = sum(result.status not in (Status.GRADED, Status.TESTS_RESTORED) for result in results)

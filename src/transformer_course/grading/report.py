@@ -75,7 +75,7 @@ def read_records(course_root: Path, assignment: str) -> dict[str, dict]:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def record(course_root: Path, result: SubmissionResult) -> None:
+def keep_in_run_record(course_root: Path, result: SubmissionResult) -> None:
     """Keep ``result``'s status, message, review and submission time in its assignment's run record."""
     path = records_path(course_root, result.assignment)
     records = read_records(course_root, result.assignment)
