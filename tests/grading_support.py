@@ -50,6 +50,20 @@ def readme_statuses() -> list[str]:
     return statuses
 
 
+def readme_status_meanings() -> dict[str, str]:
+    """README.md's status table as status -> meaning, one row per status."""
+    lines = (REPOSITORY / "README.md").read_text(encoding="utf-8").splitlines()
+    start = lines.index("| status | meaning |")
+    table = {}
+    for line in lines[start + 2 :]:
+        if not line.startswith("|"):
+            break
+        _, statuses, meaning, _ = line.split("|")
+        for status in re.findall(r"`([a-z_]+)`", statuses):
+            table[status] = meaning.strip()
+    return table
+
+
 def copy_course(target: Path) -> Course:
     """A copy of the repository's course files in ``target`` (grading writes into its root)."""
     return course_directory.copy_course(REPOSITORY, target)

@@ -4,6 +4,7 @@ line itself starts without nbgrader (as on Colab, where only the package is inst
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from dataclasses import fields
@@ -50,6 +51,34 @@ def test_checking_a_file_that_is_not_json_says_so(tmp_path):
     broken.write_text('{"cells": [', encoding="utf-8")
     with pytest.raises(SystemExit, match=r"^error: Notebook does not appear to be JSON"):
         main(["check", str(broken)])
+
+
+def _autograde_with_grading_yml(tmp_path: Path, policy: str) -> SystemExit:
+    """What ``autograde`` ends with in a copy of the course whose 01-attention/grading.yml reads ``policy``."""
+    from grading_support import copy_course
+
+    course = copy_course(tmp_path / "course")
+    (course.source_directory / "01-attention" / "grading.yml").write_text(policy, encoding="utf-8")
+    (tmp_path / "submissions" / "alice").mkdir(parents=True)
+    arguments = ["autograde", "01-attention", str(tmp_path / "submissions"), "--course-root", str(course.root)]
+    with pytest.raises(SystemExit) as ended:
+        main([*arguments, "--no-sandbox", "--out", str(tmp_path / "grades.csv"), "--no-progress"])
+    return ended.value
+
+
+@pytest.mark.needs_nbgrader
+def test_a_grading_yml_that_is_not_yaml_is_one_error_line_naming_the_file_and_line(tmp_path):
+    ended = _autograde_with_grading_yml(tmp_path, "learner_writes: [\n")
+    assert re.fullmatch(r"error: [^\n]*01-attention/grading\.yml\", line 2[^\n]*", str(ended.code)), ended.code
+
+
+@pytest.mark.needs_nbgrader
+def test_a_grading_yml_whose_learner_writes_the_package_lacks_is_one_error_line(tmp_path):
+    ended = _autograde_with_grading_yml(tmp_path, "learner_writes:\n  - transformer_course.attention.no_such_thing\n")
+    assert str(ended.code) == (
+        "error: 01-attention/grading.yml: learner_writes: attention.py defines no top-level function or class named "
+        "no_such_thing"
+    )
 
 
 BLOCK_GRADING_PACKAGES = """

@@ -16,8 +16,8 @@ from transformer_course.grading.hidden import (
     hidden_test,
     judging,
 )
-from transformer_course.grading.plain_data import Raised, encode
-from transformer_course.grading.probe import MIME
+from transformer_course.grading.inside.plain_data import Raised, encode
+from transformer_course.grading.inside.probe import MIME
 
 
 def _answering(result) -> Learner:

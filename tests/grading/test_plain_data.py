@@ -9,7 +9,7 @@ import math
 import pytest
 import torch
 
-from transformer_course.grading.plain_data import LearnerObject, PlainDataError, Raised, decode, encode
+from transformer_course.grading.inside.plain_data import LearnerObject, PlainDataError, Raised, decode, encode
 
 
 def round_trip(value):

@@ -6,8 +6,8 @@ from __future__ import annotations
 import torch
 
 from transformer_course.grading.hidden import Learner, LearnerError
-from transformer_course.grading.plain_data import Raised, encode
-from transformer_course.grading.probe import FORBIDDEN_OPERATOR, evaluate
+from transformer_course.grading.inside.plain_data import Raised, encode
+from transformer_course.grading.inside.probe import FORBIDDEN_OPERATOR, evaluate
 
 SOFTMAX = ["aten::_softmax", "aten::_safe_softmax", "aten::_scaled_dot_product_*"]
 

@@ -6,9 +6,10 @@ from __future__ import annotations
 import csv
 
 import pytest
-from grading_support import readme_grades_csv_columns, readme_statuses
+from grading_support import readme_grades_csv_columns, readme_status_meanings, readme_statuses
 
-from transformer_course.grading.autograde import STATUSES, SubmissionResult, write_csv
+from transformer_course.grading.autograde import SubmissionResult, write_csv
+from transformer_course.grading.status import Status as STATUSES
 
 pytestmark = pytest.mark.needs_nbgrader  # the autograde module imports nbgrader; nothing is graded here
 
@@ -32,3 +33,8 @@ def test_readmes_status_table_has_every_status_of_grades_csv_once():
     documented = readme_statuses()
     assert len(documented) == len(set(documented)), f"a status is in README's table twice: {documented}"
     assert set(documented) == set(STATUSES) - NEVER_IN_GRADES_CSV
+
+
+def test_readmes_status_table_says_what_each_status_of_the_enum_means():
+    documented = readme_status_meanings()
+    assert documented == {status.value: status.meaning for status in STATUSES if status not in NEVER_IN_GRADES_CSV}

@@ -14,8 +14,9 @@ import transformer_course
 
 pytest.importorskip("nbformat", reason=NBGRADER_MISSING)  # the runner's outputs are nbformat's
 
-from transformer_course.grading.probe import MIME
-from transformer_course.grading.runner import MAX_LINE, MAX_OUTPUTS, Runner, capped, runner_command, trimmed
+from transformer_course.grading.inside.probe import MIME
+from transformer_course.grading.inside.runner import MAX_LINE, MAX_OUTPUTS, capped, trimmed
+from transformer_course.grading.pipe import Runner, runner_command
 
 PACKAGE_ROOT = Path(transformer_course.__file__).resolve().parents[1]
 

@@ -43,7 +43,8 @@ from grading_support import (
 )
 from nbgrader.api import Gradebook, MissingEntry
 
-from transformer_course.grading.autograde import GRADED_STATUSES, GradingLimits
+from transformer_course.grading.autograde import GradingLimits
+from transformer_course.grading.status import GRADED_STATUSES
 
 pytestmark = [pytest.mark.needs_nbgrader, pytest.mark.needs_bwrap]  # grade in the sandbox
 

@@ -1,6 +1,28 @@
-"""Grading tools built on nbgrader: release learner notebooks, autograde submissions, self-check."""
+"""Grading tools built on nbgrader: release learner notebooks, autograde submissions, self-check.
+
+The map, by the two seams: the chain of steps that grades a class, and the sandbox's wall.
+
+**The chain** (:mod:`.autograde` runs its steps in this order, one module each):
+:mod:`.self_test` (can a sandbox import the course?), :mod:`.intake` (a folder read as data),
+:mod:`.nbgrader_steps` (restore the test cells, then record the grades, with nbgrader's own steps),
+:mod:`.sandboxed_run` (one submission run and its test cells judged, in a worker of :mod:`.workers`),
+:mod:`.review` (what the instructor should look at), :mod:`.feedback` (the learner's page) and
+:mod:`.report` (the run record and ``grades.csv``). How a submission ended is said in one vocabulary, :mod:`.status`.
+
+**The grader's side of the wall**: :mod:`.sandbox` (bubblewrap and cgroups), :mod:`.execute` (a session:
+the notebook's cells sent one by one, a hidden test's questions), :mod:`.pipe` (the runner's pipes, trusted
+for nothing), :mod:`.hidden` (hidden tests, judged in the grader's process), :mod:`.redaction` (the package
+without what the learner writes) and :mod:`.limits`.
+
+**Inside the sandbox**: :mod:`.inside` (the runner, the probe, plain data), which imports nothing of the grader's.
+
+**The course and the other commands**: :mod:`.course`, :mod:`.policy` (``grading.yml``), :mod:`.nbgrader_cells`
+(nbgrader's cell metadata), :mod:`.release` and :mod:`.notebook_translation`, the learner's :mod:`.check`,
+:mod:`.gradebook`, :mod:`.roster`, :mod:`.lateness`, :mod:`.lms`, :mod:`.exports`, :mod:`.similarity`,
+:mod:`.publish`, and :mod:`.commands`, the command line.
+"""
 
 import sys
 
-# As runner.py explains: jsonschema's slow IRI checker is kept out of every grading process.
+# As inside/runner.py explains: jsonschema's slow IRI checker is kept out of every grading process.
 sys.modules.setdefault("rfc3987_syntax", None)

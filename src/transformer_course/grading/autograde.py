@@ -40,7 +40,6 @@ zeros. Grading again gives the same grades.
 
 from __future__ import annotations
 
-import os
 import tempfile
 import threading
 import time
@@ -55,31 +54,22 @@ from pathlib import Path
 from tqdm.auto import tqdm
 
 from .course import Course, read_json_notebook
-from .execute import notebook_problem
 from .feedback import write_feedback
 from .gradebook import remove_unreviewed_manual_scores
-from .intake import Given, Submission, student_folders, take_in
+from .intake import Given, Submission, keep_submitted, student_folders, take_in
 from .limits import GradingLimits
 from .nbgrader_steps import NbgraderSteps, forget
 from .release import setup_cell
-from .report import (
-    CSV_COLUMNS,
-    GRADED_STATUSES,
-    KERNEL_NOT_STARTED_STATUS,
-    STATUSES,
-    SubmissionResult,
-    class_rows,
-    record,
-    write_csv,
-)
+from .report import CSV_COLUMNS, SubmissionResult, class_rows, keep_in_run_record, write_csv
 from .review import bounded_review
 from .roster import Student
 from .sandbox import check_bubblewrap, remove_cgroups
-from .sandboxed_run import PackageArchive, run_notebooks, submission_run
+from .sandboxed_run import PackageArchive, SubmissionRun, run_notebooks
 from .self_test import diagnosed_self_test
+from .status import Status, worst
 from .workers import Workers
 
-__all__ = ["CSV_COLUMNS", "GRADED_STATUSES", "STATUSES", "GradingLimits", "SubmissionResult", "autograde", "write_csv"]
+__all__ = ["CSV_COLUMNS", "GradingLimits", "Status", "SubmissionResult", "autograde", "write_csv"]
 
 # Submissions in a row whose kernel could not start before the run is stopped as the grader's fault.
 STOP_AFTER_FAILED_STARTS = 3
@@ -182,11 +172,11 @@ def _in_context(
         if roster is not None and result.student_id in roster:
             result.extension_days = roster[result.student_id].extension_days
         result.review = "; ".join(notes)
-        record(course.root, result)
+        keep_in_run_record(course.root, result)
     handed_in = {result.student_id for result in graded}
     for student_id in [] if roster is None else [student for student in roster if student not in handed_in]:
-        missing = SubmissionResult(student_id, assignment, 0.0, None, "missing", "nothing was handed in")
-        record(course.root, missing)
+        missing = SubmissionResult(student_id, assignment, 0.0, None, Status.MISSING, "nothing was handed in")
+        keep_in_run_record(course.root, missing)
         graded.append(missing)
     return sorted(graded, key=lambda result: result.student_id)
 
@@ -228,7 +218,7 @@ def _grade_class(
         released = _register_assignment(course, assignment, db_url, Path(scratch))
         sources = {path.name: read_json_notebook(path) for path in course.source_notebooks(assignment)}
         runs = {
-            path.stem: submission_run(course, assignment, path.stem, {}, package, limits, sandbox, cgroup_prefix)
+            path.stem: SubmissionRun.of(course, assignment, path.stem, {}, package, limits, sandbox, cgroup_prefix)
             for path in course.source_notebooks(assignment)
         }
         policy = course.policy(assignment)
@@ -242,7 +232,7 @@ def _grade_class(
         finally:
             remove_cgroups(cgroup_prefix)
     if grading.starts.stopped is not None:
-        stopped = [result.student_id for result in results if result.status == KERNEL_NOT_STARTED_STATUS]
+        stopped = [result.student_id for result in results if result.status == Status.KERNEL_NOT_STARTED]
         forget(db_url, course.course_id, assignment, stopped)
         raise GradingStopped(grading.starts.stopped)
     return results
@@ -256,9 +246,9 @@ class _FailedStarts:
         self._in_a_row = 0
         self.stopped: str | None = None
 
-    def record(self, result: SubmissionResult) -> None:
+    def count(self, result: SubmissionResult) -> None:
         with self._lock:
-            if result.status != KERNEL_NOT_STARTED_STATUS:
+            if result.status != Status.KERNEL_NOT_STARTED:
                 self._in_a_row = 0
                 return
             self._in_a_row += 1
@@ -309,11 +299,11 @@ class _ClassGrading:
         return sorted(results, key=lambda result: result.student_id)
 
     def _done(self, result: SubmissionResult, results: list[SubmissionResult], bar) -> None:
-        self.starts.record(result)
-        record(self.course.root, result)
+        self.starts.count(result)
+        keep_in_run_record(self.course.root, result)
         results.append(result)
         bar.update(1)
-        failed = sum(result.status not in ("graded", "tests_restored") for result in results)
+        failed = sum(result.status not in (Status.GRADED, Status.TESTS_RESTORED) for result in results)
         bar.set_postfix(failed=failed, refresh=False)
 
     def _start(self, submission: Submission, workers: Workers, reviewers: ThreadPoolExecutor):
@@ -322,8 +312,10 @@ class _ClassGrading:
         if submission.rejection is not None:
             return SubmissionResult(student_id, self.assignment, None, None, *submission.rejection)
         if self.starts.stopped is not None:
-            return SubmissionResult(student_id, self.assignment, None, None, "not_graded", STATUSES["not_graded"])
-        result = SubmissionResult(student_id, self.assignment, None, None, "graded", "")
+            return SubmissionResult(
+                student_id, self.assignment, None, None, Status.NOT_GRADED, Status.NOT_GRADED.meaning
+            )
+        result = SubmissionResult(student_id, self.assignment, None, None, Status.GRADED, "")
         result.submitted_at = submission.submitted_at
         repairs = []
         if submission.restored_metadata:
@@ -331,14 +323,14 @@ class _ClassGrading:
         if submission.restored_cells:
             repairs.append(f"restored the original test cells {', '.join(submission.restored_cells)}")
         if repairs:
-            result.status, result.message = "tests_restored", "; ".join(repairs)
+            result.status, result.message = Status.TESTS_RESTORED, "; ".join(repairs)
         started = time.perf_counter()
         try:
-            kept_note = _keep_submitted(self.course, self.assignment, submission)
+            kept_note = keep_submitted(self.course.submitted_directory, self.assignment, submission)
             removed = remove_unreviewed_manual_scores(self.db_url, self.course.course_id, self.assignment, student_id)
             notebooks = self.steps.restore(student_id, submission.notebooks, submission.submitted_at)
         except Exception as error:  # noqa: BLE001  (one submission's surprise must not stop the class)
-            result.status, result.message = "error", f"nbgrader could not restore the notebook: {_named(error)}"
+            result.status, result.message = Status.ERROR, f"nbgrader could not restore the notebook: {_named(error)}"
             return result
         result.seconds["gradebook"] = time.perf_counter() - started
         runs = tuple(replace(self.runs[name], notebook=notebook) for name, notebook in notebooks.items())
@@ -353,7 +345,7 @@ class _ClassGrading:
         try:
             outcomes = flight.run.result()
         except Exception as error:  # noqa: BLE001  (a worker that died fails its own submission only)
-            result.status, result.message = "error", f"the sandboxed run failed: {_named(error)}"
+            result.status, result.message = Status.ERROR, f"the sandboxed run failed: {_named(error)}"
             return result
         # what the run saw the learner's code do (a forbidden operator it reached), beside what the review read
         findings = [finding for outcome in outcomes for finding in outcome.findings]
@@ -366,13 +358,13 @@ class _ClassGrading:
             executed = {name: (outcome.notebook, outcome.verdicts) for name, outcome in zip(flight.names, outcomes)}
             self.steps.record(result.student_id, executed)
         except Exception as error:  # noqa: BLE001
-            result.status, result.message = "error", f"nbgrader could not record the grades: {_named(error)}"
+            result.status, result.message = Status.ERROR, f"nbgrader could not record the grades: {_named(error)}"
             return result
         result.seconds["gradebook"] += time.perf_counter() - started
-        problem = notebook_problem(cell for outcome in outcomes for cell in outcome.notebook["cells"])
+        problem = worst([outcome.problem for outcome in outcomes if outcome.problem is not None])
         if problem is not None:
-            result.status, result.message = problem
-        if result.status != KERNEL_NOT_STARTED_STATUS:  # a page of the grader's own failure tells a learner nothing
+            result.status, result.message = problem.status, problem.message
+        if result.status != Status.KERNEL_NOT_STARTED:  # a page of the grader's own failure tells a learner nothing
             started = time.perf_counter()
             problem = write_feedback(self.course, self.assignment, result.student_id, self.db_url)
             if problem is not None:
@@ -390,28 +382,6 @@ class _InFlight:
     review: Future
     notes: list[str]  # intake's choices and the manual scores removed, for the review
     names: tuple[str, ...]  # its notebooks, in the order of the run's outcomes
-
-
-def _keep_submitted(course: Course, assignment: str, submission: Submission) -> list[str]:
-    """What the learner handed in, byte for byte, in nbgrader's ``submitted/<student>/<assignment>/``, beside the files
-    already there, none of which is ever replaced: where one of the same name holds something else (an earlier
-    collection), it stays, and the returned note says so for the review. Nothing is written where the submission
-    was read from nbgrader's folder itself."""
-    target = course.submitted_directory / submission.student_id / assignment
-    if target.is_dir() and os.path.samefile(target, submission.folder):
-        return []
-    target.mkdir(parents=True, exist_ok=True)
-    kept_elsewhere = []
-    for name, content in submission.kept.items():
-        if not (target / name).exists():
-            (target / name).write_bytes(content)
-        elif (target / name).read_bytes() != content:
-            kept_elsewhere.append(name)
-    if not kept_elsewhere:
-        return []
-    return [
-        f"submitted/ already held another {', '.join(kept_elsewhere)}: left as it was; graded what was handed in now"
-    ]
 
 
 def _named(error: BaseException) -> str:

@@ -24,10 +24,11 @@ import nbformat
 from nbgrader import utils
 
 from .course import CourseError, edited_locked_cells
-from .execute import execute_notebook, notebook_problem, started
+from .execute import execute_notebook, started
 from .limits import GradingLimits
-from .runner import runner_command
+from .pipe import runner_command
 from .sandbox import Launch
+from .status import Problem, worst
 
 
 class NoKernelError(CourseError):
@@ -47,7 +48,7 @@ class TestCellResult:
 @dataclass
 class CheckReport:
     tests: list[TestCellResult]  # one per test cell, in notebook order
-    problem: tuple[str, str] | None  # (status, message) as autograde reports a lost kernel, a timeout, lost memory
+    problem: Problem | None  # as autograde reports a lost kernel, a timeout, lost memory
 
 
 def check_notebook(path: Path | str, cell_timeout: int = 600) -> CheckReport:
@@ -85,7 +86,7 @@ def check_notebook(path: Path | str, cell_timeout: int = 600) -> CheckReport:
         grade_id = cell.metadata.nbgrader.grade_id
         points = float(cell.metadata.nbgrader.points)
         results.append(TestCellResult(grade_id, points, not errors, grade_id in edited, error))
-    return CheckReport(results, notebook_problem(notebook.cells))
+    return CheckReport(results, worst(session.problems))
 
 
 def format_report(report: CheckReport) -> str:
@@ -100,7 +101,7 @@ def format_report(report: CheckReport) -> str:
             line += "  [edited: grading restores the original test]"
         lines.append(line)
     if report.problem is not None:
-        lines.append("{}: {}".format(*report.problem))
+        lines.append(f"{report.problem.status}: {report.problem.message}")
     passed = sum(result.passed for result in report.tests)
     points = sum(result.points for result in report.tests if result.passed)
     total = sum(result.points for result in report.tests)

@@ -6,16 +6,18 @@ command line starts: ``transformer-course train`` works where only the package i
 (``pip install transformer-course``, as on Colab), without the ``grading`` extra.
 
 A mistake in what was asked for (an unknown assignment, a missing directory or file, a file that
-is not a notebook) ends the command with a one-line error instead of a traceback.
+is not a notebook, a ``grading.yml`` that cannot be used) ends the command with one line,
+``error: <what is wrong>``, instead of a traceback: every command runs inside :func:`_command`, the
+one place that says so.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import tempfile
 from collections import Counter
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import fields
 from pathlib import Path
 
@@ -35,7 +37,7 @@ def _register_release(subcommands: argparse._SubParsersAction) -> None:
     parser = subcommands.add_parser("release", help="regenerate exercises/ from solutions/ (instructors)")
     parser.add_argument("assignment", nargs="?", help="assignment to release, e.g. 01-attention (default: all)")
     parser.add_argument("--course-root", type=Path, help="course directory (default: found from the working directory)")
-    parser.set_defaults(run=run_release)
+    parser.set_defaults(run=_command(run_release))
 
 
 def _register_autograde(subcommands: argparse._SubParsersAction) -> None:
@@ -93,7 +95,7 @@ def _register_autograde(subcommands: argparse._SubParsersAction) -> None:
         "Hidden tests are still judged outside the kernel. Only for submissions you trust.",
     )
     parser.add_argument("--course-root", type=Path, help="course directory (default: found from the working directory)")
-    parser.set_defaults(run=run_autograde)
+    parser.set_defaults(run=_command(run_autograde))
 
 
 def _register_check(subcommands: argparse._SubParsersAction) -> None:
@@ -110,7 +112,7 @@ def _register_check(subcommands: argparse._SubParsersAction) -> None:
         "as autograde does before its first submission, with the same limits (the options below)",
     )
     _add_limits(parser, cell_timeout=600)
-    parser.set_defaults(run=run_check)
+    parser.set_defaults(run=_command(run_check))
 
 
 def _register_after_grading(subcommands: argparse._SubParsersAction) -> None:
@@ -135,7 +137,7 @@ def _register_after_grading(subcommands: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--column", help="the assignment's column in the LMS's file (default: the assignment's name)")
     _add_gradebook_options(parser)
-    parser.set_defaults(run=run_grades)
+    parser.set_defaults(run=_command(run_grades))
 
     parser = subcommands.add_parser(
         "feedback",
@@ -149,7 +151,7 @@ def _register_after_grading(subcommands: argparse._SubParsersAction) -> None:
         help="also write DIR/<student_id>.zip of each student's pages (an LMS's upload)",
     )
     _add_gradebook_options(parser)
-    parser.set_defaults(run=run_feedback)
+    parser.set_defaults(run=_command(run_feedback))
 
     parser = subcommands.add_parser(
         "similarity",
@@ -164,7 +166,7 @@ def _register_after_grading(subcommands: argparse._SubParsersAction) -> None:
     parser.add_argument("--roster", type=Path, help="with --lms: the class, mapping the LMS's files to students")
     parser.add_argument("--lms", choices=("canvas", "moodle"), help="SUBMISSIONS is that LMS's own download")
     parser.add_argument("--course-root", type=Path, help="course directory (default: found from the working directory)")
-    parser.set_defaults(run=run_similarity)
+    parser.set_defaults(run=_command(run_similarity))
 
 
 def _register_publish(subcommands: argparse._SubParsersAction) -> None:
@@ -175,7 +177,7 @@ def _register_publish(subcommands: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("directory", type=Path, help="an empty or new folder (e.g. a clone of the public repository)")
     parser.add_argument("--course-root", type=Path, help="course directory (default: found from the working directory)")
-    parser.set_defaults(run=run_publish)
+    parser.set_defaults(run=_command(run_publish))
 
 
 def _due(text: str):
@@ -210,9 +212,30 @@ def _limits(arguments: argparse.Namespace) -> GradingLimits:
     return GradingLimits(**{limit.name: getattr(arguments, limit.name) for limit in fields(GradingLimits)})
 
 
-@contextmanager
-def _user_errors() -> Iterator[None]:
-    """Turn the errors a user can cause into ``SystemExit("error: ...")`` (exit code 1)."""
+class UserError(Exception):
+    """A mistake in the command line itself (an option missing that another needs): its one ``error:`` line."""
+
+
+def _command(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """``run``, with the errors a user can cause turned into ``SystemExit("error: ...")`` (exit code 1)."""
+
+    @functools.wraps(run)
+    def command(arguments: argparse.Namespace) -> int:
+        try:
+            return run(arguments)
+        except UserError as error:
+            raise SystemExit(f"error: {error}") from None
+        except Exception as error:
+            if isinstance(error, _user_error_types()):
+                raise SystemExit(f"error: {error}") from None
+            raise
+
+    return command
+
+
+def _user_error_types() -> tuple[type[Exception], ...]:
+    """The errors whose message says what the user got wrong (importing them needs the grading packages: where one
+    is missing, that is the user's error to fix)."""
     try:
         from nbformat import ValidationError
         from nbformat.reader import NotJSONError
@@ -226,9 +249,7 @@ def _user_errors() -> Iterator[None]:
             f"error: the grading commands need nbgrader and Jupyter ({error.name} is missing): "
             "pip install 'transformer-course[grading]'"
         ) from None
-    try:
-        yield
-    except (
+    return (
         CourseError,
         LatenessError,
         GradingStopped,
@@ -237,8 +258,7 @@ def _user_errors() -> Iterator[None]:
         NotADirectoryError,
         NotJSONError,
         ValidationError,
-    ) as error:
-        raise SystemExit(f"error: {error}") from None
+    )
 
 
 def _course(arguments: argparse.Namespace):
@@ -248,18 +268,17 @@ def _course(arguments: argparse.Namespace):
 
 
 def run_release(arguments: argparse.Namespace) -> int:
-    with _user_errors():
-        from .release import release
+    from .release import release
 
-        course = _course(arguments)
-        for path in release(course, [arguments.assignment] if arguments.assignment else None):
-            print(f"released {path.relative_to(course.root)}")
+    course = _course(arguments)
+    for path in release(course, [arguments.assignment] if arguments.assignment else None):
+        print(f"released {path.relative_to(course.root)}")
     return 0
 
 
 def run_autograde(arguments: argparse.Namespace) -> int:
     limits = _limits(arguments)
-    with _user_errors(), tempfile.TemporaryDirectory(prefix="lms-download-") as scratch:
+    with tempfile.TemporaryDirectory(prefix="lms-download-") as scratch:
         from .autograde import autograde
 
         course = _course(arguments)
@@ -316,7 +335,7 @@ def _submissions(course, arguments: argparse.Namespace, roster, scratch: Path) -
     if not arguments.lms:
         return arguments.submissions, set()
     if roster is None:
-        raise SystemExit("error: --lms needs --roster: the roster maps the LMS's ids and names to student ids")
+        raise UserError("--lms needs --roster: the roster maps the LMS's ids and names to student ids")
     notebooks = [path.name for path in course.source_notebooks(arguments.assignment)]
     unpacked = unpack(arguments.submissions, arguments.lms, roster, notebooks, scratch / "submissions")
     for line in unpacked.unmatched:
@@ -340,29 +359,29 @@ def _print_rows(results) -> None:
 
 
 def run_grades(arguments: argparse.Namespace) -> int:
-    with _user_errors():
-        from .exports import write_canvas, write_moodle
-        from .report import SubmissionResult, class_rows, write_csv
+    from .exports import write_canvas, write_moodle
+    from .report import SubmissionResult, class_rows, write_csv
+    from .status import Status
 
-        course = _course(arguments)
-        course.check_assignment(arguments.assignment)
-        roster = _roster(arguments) or {}
-        rows = class_rows(course, arguments.assignment, arguments.db_url or course.default_db_url, arguments.due)
-        known = {row.student_id for row in rows}
-        maximum = next((row.max_score for row in rows), None)
-        rows += [
-            SubmissionResult(student, arguments.assignment, 0.0, maximum, "missing", "nothing was handed in")
-            for student in roster
-            if student not in known
-        ]
-        rows.sort(key=lambda row: row.student_id)
-        column = arguments.column or arguments.assignment
-        if arguments.format == "canvas":
-            write_canvas(rows, roster, column, arguments.out)
-        elif arguments.format == "moodle":
-            write_moodle(rows, roster, column, arguments.out)
-        else:
-            write_csv(rows, arguments.out)
+    course = _course(arguments)
+    course.check_assignment(arguments.assignment)
+    roster = _roster(arguments) or {}
+    rows = class_rows(course, arguments.assignment, arguments.db_url or course.default_db_url, arguments.due)
+    known = {row.student_id for row in rows}
+    maximum = next((row.max_score for row in rows), None)
+    rows += [
+        SubmissionResult(student, arguments.assignment, 0.0, maximum, Status.MISSING, "nothing was handed in")
+        for student in roster
+        if student not in known
+    ]
+    rows.sort(key=lambda row: row.student_id)
+    column = arguments.column or arguments.assignment
+    if arguments.format == "canvas":
+        write_canvas(rows, roster, column, arguments.out)
+    elif arguments.format == "moodle":
+        write_moodle(rows, roster, column, arguments.out)
+    else:
+        write_csv(rows, arguments.out)
     _print_rows(rows)
     waiting = [row.student_id for row in rows if row.pending_manual_points]
     if waiting and arguments.format != "csv":
@@ -372,13 +391,12 @@ def run_grades(arguments: argparse.Namespace) -> int:
 
 
 def run_feedback(arguments: argparse.Namespace) -> int:
-    with _user_errors():
-        from .feedback import write_class_feedback, zip_feedback
+    from .feedback import write_class_feedback, zip_feedback
 
-        course = _course(arguments)
-        course.check_assignment(arguments.assignment)
-        problems = write_class_feedback(course, arguments.assignment, arguments.db_url or course.default_db_url)
-        archives = zip_feedback(course, arguments.assignment, arguments.zip) if arguments.zip else []
+    course = _course(arguments)
+    course.check_assignment(arguments.assignment)
+    problems = write_class_feedback(course, arguments.assignment, arguments.db_url or course.default_db_url)
+    archives = zip_feedback(course, arguments.assignment, arguments.zip) if arguments.zip else []
     for student_id, problem in problems.items():
         print(f"{student_id:<24} {problem or 'feedback written'}")
     where = course.feedback_directory / "<student_id>" / arguments.assignment
@@ -390,7 +408,7 @@ def run_feedback(arguments: argparse.Namespace) -> int:
 
 
 def run_similarity(arguments: argparse.Namespace) -> int:
-    with _user_errors(), tempfile.TemporaryDirectory(prefix="lms-download-") as scratch:
+    with tempfile.TemporaryDirectory(prefix="lms-download-") as scratch:
         from .similarity import similarity_report
 
         course = _course(arguments)
@@ -405,40 +423,39 @@ def run_similarity(arguments: argparse.Namespace) -> int:
 
 
 def run_publish(arguments: argparse.Namespace) -> int:
-    with _user_errors():
-        from .publish import publish
+    from .publish import publish
 
-        course = _course(arguments)
-        written = publish(course, arguments.directory)
+    course = _course(arguments)
+    written = publish(course, arguments.directory)
     print(f"published {len(written)} files to {arguments.directory}: no solutions, hidden tests or model answers")
     return 0
 
 
 def run_check(arguments: argparse.Namespace) -> int:
     if arguments.sandbox:
-        return run_sandbox_check(_limits(arguments))
+        return run_self_test(_limits(arguments))
     if arguments.notebook is None:
-        raise SystemExit("error: name the notebook to check (transformer-course check attention.ipynb), or --sandbox")
-    with _user_errors():
-        from .check import check_notebook, format_report
+        raise UserError("name the notebook to check (transformer-course check attention.ipynb), or --sandbox")
+    from .check import check_notebook, format_report
 
-        report = check_notebook(arguments.notebook, arguments.cell_timeout)
+    report = check_notebook(arguments.notebook, arguments.cell_timeout)
     print(format_report(report))
     return 0 if report.tests and all(result.passed for result in report.tests) else 1
 
 
-def run_sandbox_check(limits: GradingLimits) -> int:
-    """The grader's self-test, for an instructor before the deadline: one line saying whether it passed."""
-    with _user_errors():
-        from .redaction import redacted_package
-        from .sandbox import check_bubblewrap
-        from .self_test import diagnosed_self_test
+def run_self_test(limits: GradingLimits) -> int:
+    """``check --sandbox``: the grader's self-test (:mod:`transformer_course.grading.self_test`), for an instructor
+    before the deadline, apart from the learner's ``check`` of a notebook: one line saying whether it passed."""
+    from .autograde import GradingStopped
+    from .redaction import redacted_package
+    from .sandbox import check_bubblewrap
+    from .self_test import diagnosed_self_test
 
-        check_bubblewrap()
-        with tempfile.TemporaryDirectory(prefix="sandbox-check-") as scratch:
-            package = redacted_package([], Path(scratch) / "package")
-            problem = diagnosed_self_test(package, limits, True, Path(scratch) / "self-test")
+    check_bubblewrap()
+    with tempfile.TemporaryDirectory(prefix="sandbox-check-") as scratch:
+        package = redacted_package([], Path(scratch) / "package")
+        problem = diagnosed_self_test(package, limits, True, Path(scratch) / "self-test")
     if problem is not None:
-        raise SystemExit(f"error: {problem}")
+        raise GradingStopped(problem)
     print("the sandbox works: a kernel started in it and imported the course package")
     return 0

@@ -27,6 +27,7 @@ from nbgrader.coursedir import CourseDirectory
 from traitlets.config import Config
 from traitlets.config.loader import PyFileConfigLoader
 
+from .nbgrader_cells import cells_by_grade_id, grade_id, nbgrader_metadata, test_sources
 from .policy import POLICY_FILE, GradingPolicy
 
 CONFIG_FILE = "nbgrader_config.py"
@@ -133,11 +134,7 @@ class Course:
     @staticmethod
     def test_cells(notebook: dict) -> dict[str, str]:
         """grade_id → source of each test cell (nbgrader ``grade`` code cell) of a source notebook."""
-        return {
-            cell["metadata"]["nbgrader"]["grade_id"]: "".join(cell["source"])
-            for cell in notebook.get("cells", [])
-            if cell.get("cell_type") == "code" and cell.get("metadata", {}).get("nbgrader", {}).get("grade")
-        }
+        return test_sources(notebook)
 
     def policy(self, assignment: str) -> GradingPolicy:
         """What the grader needs to know about ``assignment`` (``solutions/<assignment>/grading.yml``).
@@ -159,10 +156,10 @@ class Course:
         """
         bonus = set(self.policy(assignment).bonus)
         graded = {
-            cell["metadata"]["nbgrader"]["grade_id"]
+            grade_id(cell)
             for path in self.source_notebooks(assignment)
             for cell in read_json_notebook(path).get("cells", [])
-            if cell.get("metadata", {}).get("nbgrader", {}).get("grade")
+            if nbgrader_metadata(cell).get("grade")
         }
         if bonus - graded:
             unknown = ", ".join(sorted(bonus - graded))
@@ -189,10 +186,17 @@ class Course:
         )
 
     def redacted_package(self, assignment: str, target: Path) -> Path:
-        """The course package without what ``assignment`` asks the learner to write, copied into ``target``."""
-        from .redaction import redacted_package
+        """The course package without what ``assignment`` asks the learner to write, copied into ``target``.
 
-        return redacted_package(self.policy(assignment).learner_writes, target)
+        Raises:
+            CourseError: ``grading.yml``'s ``learner_writes`` names what the package does not define.
+        """
+        from .redaction import RedactionError, redacted_package
+
+        try:
+            return redacted_package(self.policy(assignment).learner_writes, target)
+        except RedactionError as error:
+            raise CourseError(f"{assignment}/{POLICY_FILE}: learner_writes: {error}") from None
 
     def repository(self) -> tuple[str, str]:
         """The book's repository URL and branch, from ``_config.yml``."""
@@ -328,27 +332,18 @@ def edited_locked_cells(notebook: dict, release: dict, *other_versions: dict) ->
     or the checksum of the same cell in one of ``other_versions`` (the source notebook, whose test cells still
     hold the hidden tests). A learner's notebook serves as its own ``release``: its locked cells carry the checksums.
     """
-    cells = _cells_by_grade_id(notebook)
-    versions = [_cells_by_grade_id(version) for version in other_versions]
+    cells = cells_by_grade_id(notebook)
+    versions = [cells_by_grade_id(version) for version in other_versions]
     edited = []
-    for grade_id, released in _cells_by_grade_id(release).items():
-        metadata = released["metadata"]["nbgrader"]
+    for name, released in cells_by_grade_id(release).items():
+        metadata = nbgrader_metadata(released)
         if not utils.is_locked(nbformat.from_dict(released)):
             continue
         accepted = {metadata.get("checksum") or _checksum(released, metadata)}
-        accepted |= {_checksum(version[grade_id], metadata) for version in versions if grade_id in version}
-        if grade_id not in cells or _checksum(cells[grade_id], metadata) not in accepted:
-            edited.append(grade_id)
+        accepted |= {_checksum(version[name], metadata) for version in versions if name in version}
+        if name not in cells or _checksum(cells[name], metadata) not in accepted:
+            edited.append(name)
     return edited
-
-
-def _cells_by_grade_id(notebook: dict) -> dict[str, dict]:
-    """grade_id → cell of a notebook's nbgrader cells (the last, where a learner copied one)."""
-    return {
-        cell["metadata"]["nbgrader"]["grade_id"]: cell
-        for cell in notebook.get("cells", [])
-        if "grade_id" in cell.get("metadata", {}).get("nbgrader", {})
-    }
 
 
 def _checksum(cell: dict, metadata: dict) -> str:

@@ -1,6 +1,6 @@
 """Executing a notebook cell by cell in a started runner, and judging a test cell's hidden tests.
 
-:func:`started` starts the runner (:mod:`transformer_course.grading.runner`) as a launch says (in a
+:func:`started` starts the runner (:mod:`transformer_course.grading.inside.runner`) as a launch says (in a
 sandbox, :mod:`transformer_course.grading.sandbox`, for autograde; as a plain process for ``check``)
 and gives a :class:`Session` that sends it the code cells one by one, within the limits. A test cell's
 visible tests run in the kernel, as the learner saw them; its hidden tests (the part between
@@ -18,8 +18,9 @@ credit. The cell's source goes back to its visible tests, so the feedback page n
 
 When the last cell has run, or the notebook's time is up, every process of the runner is killed;
 only then are the grades written. A cell that runs too long is interrupted, a kernel that dies or
-runs out of memory is recorded in the cell where it happened, the cells after it are marked as not
-run, and the notebook is graded with what ran.
+runs out of memory is shown in the cell where it happened (an error output, for the feedback page),
+the cells after it are marked as not run, and the notebook is graded with what ran. What went wrong is
+kept beside the notebook as data (:attr:`Session.problems`), never read back from those outputs.
 """
 
 from __future__ import annotations
@@ -34,20 +35,20 @@ import tempfile
 import time
 import traceback
 import zlib
-from collections.abc import Callable, Iterable, Iterator
-from pathlib import Path
+from collections.abc import Callable, Iterator
 
-import nbformat
 import torch
 from nbformat import NotebookNode
-from nbformat.v4 import new_notebook, new_output
+from nbformat.v4 import new_output
 
 from .hidden import Learner, NoAnswer, answer_in_outputs, judging
 from .limits import GradingLimits
-from .runner import MAX_LINE, Reply, Runner
-from .sandbox import Cgroup, Launch, SandboxSpec, runner_launch
+from .nbgrader_cells import grade_id
+from .pipe import MAX_LINE, Reply, Runner
+from .sandbox import Cgroup, Launch
+from .status import Problem, Status
 
-# The names of the errors this module writes into a cell; autograde reads the statuses from them.
+# The names of the errors this module writes into a cell, for the learner to read in the feedback page.
 KERNEL_DIED = "DeadKernelError"
 KERNEL_UNRESPONSIVE = "KernelUnresponsiveError"
 MEMORY_LIMIT = "MemoryLimitError"
@@ -55,8 +56,8 @@ CELL_TIMEOUT = "CellTimeoutError"
 NOTEBOOK_TIMEOUT = "NotebookTimeoutError"
 NOT_RUN = "KernelLostError"
 KERNEL_NOT_STARTED = "KernelNotStartedError"
-KERNEL_NOT_STARTED_STATUS = "kernel_not_started"  # autograde's status for it
 TEST_FAILED = "TestFailedError"
+PROBE = "transformer_course.grading.inside.probe"  # the kernel's side of a hidden test
 KERNEL_START_SECONDS = 120  # for the kernel to start and run an empty cell, as the runner's startup_timeout
 # What the grader asks a fresh sandbox to do before any submission: what every notebook does first.
 SELF_TEST_CODE = "import numpy, torch, matplotlib, transformer_course\nprint(torch.__version__)"
@@ -68,6 +69,7 @@ class Session:
     def __init__(self, runner: Runner, cgroup: Cgroup | None, limits: GradingLimits):
         self.runner, self.cgroup, self.limits = runner, cgroup, limits
         self.lost_in: str | None = None  # where the kernel was lost, once it is
+        self.problems: list[Problem] = []  # what went wrong in the notebook's cells, in the order it happened
         self.deadline = time.monotonic() + limits.submission_timeout
         self._output_left = limits.notebook_output_bytes
 
@@ -109,16 +111,27 @@ class Session:
                     f"not run: the notebook ran past its time limit of {self.limits.submission_timeout} s",
                 )
             ]
+            self.problems.append(Problem(Status.TIMEOUT, f"the notebook ran past its time limit at {label}"))
             return False
         limit = min(self.limits.cell_output_bytes, self._output_left)
         reply = self._execute(code, min(self.limits.cell_timeout, left), limit, answers=False)
         cell.outputs = reply.outputs
         cell.execution_count = reply.execution_count
         self._output_left -= sum(len(json.dumps(output)) for output in reply.outputs)
+        self.note_errors(reply.outputs, label)
         problem = self._problem(reply, label)
         if problem is not None:
-            cell.outputs.append(problem)
+            error, found = problem
+            cell.outputs.append(error)
+            self.problems.append(found)
         return not any(output.output_type == "error" for output in cell.outputs)
+
+    def note_errors(self, outputs: list[NotebookNode], label: str) -> None:
+        """Keep, among :attr:`problems`, each error of the learner's code in ``outputs`` that says memory ran out
+        (Python's ``MemoryError``, or PyTorch's allocator failing)."""
+        for output in outputs:
+            if output.output_type == "error" and (output.ename == "MemoryError" or _says_out_of_memory(output.evalue)):
+                self.problems.append(_out_of_memory(label, output.evalue))
 
     def run_quietly(self, code: str, label: str) -> None:
         """Run ``code`` outside the notebook's history and outputs, within the cell's limits: a correct answer put
@@ -133,13 +146,14 @@ class Session:
         """Send a hidden test's request to the kernel and return its decoded answer."""
         if self.lost_in is not None:
             raise NoAnswer(f"the kernel was lost in {self.lost_in}")
-        code = f"__import__('transformer_course.grading.probe', fromlist=['answer']).answer({json.dumps(request)!r})"
+        code = f"__import__({PROBE!r}, fromlist=['answer']).answer({json.dumps(request)!r})"
         reply = self._execute(
             code, min(self.limits.cell_timeout, max(1.0, self.deadline - time.monotonic())), MAX_LINE // 2, answers=True
         )
         problem = self._problem(reply, "a hidden test")
         if problem is not None:
-            raise NoAnswer(f"{problem.ename}: {problem.evalue}")
+            error, _ = problem
+            raise NoAnswer(f"{error.ename}: {error.evalue}")
         return answer_in_outputs(reply.outputs)
 
     def _execute(
@@ -151,36 +165,53 @@ class Session:
             reply.problem = "memory_died" if reply.problem == "kernel_died" else reply.problem or "memory"
         return reply
 
-    def _problem(self, reply: Reply, label: str) -> NotebookNode | None:
-        """The error to record for ``reply``'s problem, if it had one; a lost kernel is remembered."""
+    def _problem(self, reply: Reply, label: str) -> tuple[NotebookNode, Problem] | None:
+        """The error to show for ``reply``'s problem, if it had one, and the problem itself; a lost kernel is
+        remembered."""
         limit = f"{self.limits.memory_limit_mb} MB"
         if reply.problem is None:
             return None
         if reply.problem == "timeout":
-            return error_output(
+            error = error_output(
                 CELL_TIMEOUT, f"interrupted after the time limit of {self.limits.cell_timeout} s per cell"
             )
+            return error, Problem(Status.TIMEOUT, f"{label} was interrupted after the time limit")
         if reply.problem == "memory":
-            return error_output(
+            error = error_output(
                 MEMORY_LIMIT, f"a process of this notebook was killed: together its processes used more than {limit}"
             )
+            return error, _out_of_memory(label, error.evalue)
         self.lost_in = label
         if reply.problem == "memory_died":
-            return error_output(
+            error = error_output(
                 MEMORY_LIMIT, f"the kernel was killed: the notebook's processes used more than {limit} together"
             )
+            return error, _out_of_memory(label, error.evalue)
         if reply.problem == "kernel_died":
             detail = self._last_words()
-            return error_output(
+            error = error_output(
                 KERNEL_DIED,
                 "the kernel died while this cell ran (exit(), a crash or the memory limit)"
                 + (f"; {detail}" if detail else ""),
             )
-        if reply.problem == "no_answer":
-            return error_output(KERNEL_UNRESPONSIVE, "the kernel stopped responding while this cell ran")
-        return error_output(
-            KERNEL_UNRESPONSIVE, "the kernel's answer broke the grader's limits (too much output at once)"
-        )
+        elif reply.problem == "no_answer":
+            error = error_output(KERNEL_UNRESPONSIVE, "the kernel stopped responding while this cell ran")
+        else:
+            error = error_output(
+                KERNEL_UNRESPONSIVE, "the kernel's answer broke the grader's limits (too much output at once)"
+            )
+        if _says_out_of_memory(error.evalue):  # the runner's last words: the kernel's allocator failed
+            return error, _out_of_memory(label, error.evalue)
+        return error, Problem(Status.KERNEL_DIED, f"{label}: {error.evalue}")
+
+
+def _says_out_of_memory(message: str) -> bool:
+    """Does an error's ``message`` say that memory ran out (PyTorch's allocator, or the C library's)?"""
+    return "can't allocate memory" in message or "not enough memory" in message
+
+
+def _out_of_memory(label: str, message: str) -> Problem:
+    return Problem(Status.MEMORY_LIMIT, f"{label} ran out of memory: {message}"[:300])
 
 
 @contextlib.contextmanager
@@ -231,7 +262,7 @@ def execute_notebook(
     for index, cell in enumerate(notebook.cells):
         if cell.cell_type != "code":
             continue
-        label = f"cell {cell.get('metadata', {}).get('nbgrader', {}).get('grade_id') or cell.get('id') or index}"
+        label = f"cell {grade_id(cell) or cell.get('id') or index}"
         if judge is not None and judge(cell, label):
             continue
         session.run_cell(cell, cell.source, label)
@@ -257,40 +288,6 @@ def scored_outputs(outputs: list[NotebookNode], passed: bool) -> list[NotebookNo
     return rewritten
 
 
-def self_test(package_directory: Path, limits: GradingLimits, sandbox: bool, scratch: Path) -> str | None:
-    """Start one sandbox as a submission's would be started and import what a notebook imports.
-
-    Returns None when that works, or one line saying what failed and how to fix it.
-    """
-    scratch.mkdir(parents=True, exist_ok=True)
-    notebook = scratch / "self-test.ipynb"
-    nbformat.write(new_notebook(), notebook)
-    spec = SandboxSpec(package_directory, notebook, (), (), limits, sandbox)
-    try:
-        with started(runner_launch(spec, scratch), limits) as session:
-            problem = session.start_problem()
-            if problem is None:
-                # Given the kernel's start-up time, not a cell's: the first imports are slow on a busy machine.
-                reply = session.runner.execute(SELF_TEST_CODE, KERNEL_START_SECONDS, 2**12)
-                errors = [output for output in reply.outputs if output.output_type == "error"]
-                if reply.problem is None and not errors:
-                    return None
-                problem = f"{errors[0].ename}: {errors[0].evalue}"[:400] if errors else reply.problem
-    except OSError as error:
-        problem = f"{type(error).__name__}: {error}"
-    where = "in bubblewrap's sandbox" if sandbox else "as a plain process"
-    return (
-        f"the grader cannot run a notebook {where} ({problem}); nothing was graded. "
-        "Check that this Python environment has the course installed (pip install -e '.[grading]'), "
-        + (
-            "that user namespaces are enabled (sysctl kernel.unprivileged_userns_clone=1) and that the "
-            "environment's files are readable by every user, or grade with --no-sandbox (trusted submissions only)"
-            if sandbox
-            else "and that a Jupyter kernel starts (python -m ipykernel_launcher)"
-        )
-    )
-
-
 def run_hidden_tests(code: str, name: str, learner: Learner) -> NotebookNode | None:
     """Run a cell's hidden tests in this process against ``learner``; the error output if one fails.
 
@@ -313,36 +310,6 @@ def run_hidden_tests(code: str, name: str, learner: Learner) -> NotebookNode | N
             test = f"hidden test {frames[1].name}" if len(frames) > 1 else "the hidden tests of this cell"
             message = str(error) or "(no message)"
             return error_output(type(error).__name__, message, [f"{test} failed", f"{type(error).__name__}: {message}"])
-    return None
-
-
-def notebook_problem(cells: Iterable[dict]) -> tuple[str, str] | None:
-    """What went wrong while ``cells`` ran, as autograde's status and a message, read from the errors written
-    into them: memory exhausted, then a lost kernel, then a time limit (the worst first); None if nothing did."""
-    problems: dict[str, str] = {}
-    for cell in cells:
-        grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id", cell.get("id", "?"))
-        for output in cell.get("outputs", []):
-            if output.get("output_type") != "error":
-                continue
-            name, value = output.get("ename", ""), output.get("evalue", "")
-            if (
-                name in (MEMORY_LIMIT, "MemoryError")
-                or "can't allocate memory" in value
-                or "not enough memory" in value
-            ):
-                problems.setdefault("memory_limit", f"cell {grade_id} ran out of memory: {value}"[:300])
-            elif name == KERNEL_NOT_STARTED:
-                problems.setdefault(KERNEL_NOT_STARTED_STATUS, value)
-            elif name in (KERNEL_DIED, KERNEL_UNRESPONSIVE):
-                problems.setdefault("kernel_died", f"cell {grade_id}: {value}")
-            elif name == CELL_TIMEOUT:
-                problems.setdefault("timeout", f"cell {grade_id} was interrupted after the time limit")
-            elif name == NOTEBOOK_TIMEOUT:
-                problems.setdefault("timeout", f"the notebook ran past its time limit at cell {grade_id}")
-    for status in (KERNEL_NOT_STARTED_STATUS, "memory_limit", "kernel_died", "timeout"):
-        if status in problems:
-            return status, problems[status]
     return None
 
 

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from .report import SubmissionResult, spreadsheet_safe
 from .roster import Student
+from .status import Status
 
 FORMATS = ("csv", "canvas", "moodle")
 CANVAS_COLUMNS = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
@@ -57,7 +58,7 @@ def write_moodle(rows: list[SubmissionResult], roster: dict[str, Student], colum
 
 def feedback_line(row: SubmissionResult) -> str:
     """What the learner reads beside the grade in the LMS."""
-    if row.status == "missing":
+    if row.status == Status.MISSING:
         return "Nothing was handed in."
     parts = [f"{row.score:g} of {row.max_score:g}"] if row.score is not None and row.max_score is not None else []
     if row.bonus_score:

@@ -14,7 +14,7 @@ own ``nbgrader generate_feedback`` makes the same pages:
 * **offline**: math becomes MathML when the page is made (latex2mathml), so it renders without
   MathJax or a network;
 * **harmless**: the kernel's outputs keep only text and images whose data is plain base64
-  (:mod:`transformer_course.grading.runner`), code is highlighted (escaped) by nbconvert, and
+  (:mod:`transformer_course.grading.inside.runner`), code is highlighted (escaped) by nbconvert, and
   Markdown goes through :func:`safe_markdown2html`, which keeps formatting tags, MathML and plain
   links and loses scripts, event handlers, styles and ``javascript:`` URLs (bleach, the sanitiser
   nbconvert itself uses). The test cells show their visible tests only: the grader puts the

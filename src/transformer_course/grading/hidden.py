@@ -4,7 +4,7 @@ A hidden test lives in a test cell of the source notebook, between nbgrader's ``
 TESTS`` and ``### END HIDDEN TESTS``. When the notebook is graded, that code never reaches the
 learner's kernel: the grader runs it in its own process, after the kernel has run the cell's
 visible tests. The test asks the kernel questions through a :class:`Learner` and gets plain data
-back (:mod:`transformer_course.grading.plain_data`): exact tensors, numbers, strings. Expected
+back (:mod:`transformer_course.grading.inside.plain_data`): exact tensors, numbers, strings. Expected
 values come from the course package in the grader's process, which the learner cannot reach, and
 every comparison runs there too. So no built-in, torch function, import hook, input transformer,
 tracing hook or tensor subclass in the kernel can change a verdict; the kernel can only answer the
@@ -56,8 +56,9 @@ from typing import Any
 
 import torch
 
-from .plain_data import LearnerObject, Raised, decode, encode
-from .probe import FORBIDDEN_OPERATOR, MIME, evaluate
+from .inside.plain_data import LearnerObject, Raised, decode, encode
+from .inside.probe import FORBIDDEN_OPERATOR, MIME, evaluate
+from .nbgrader_cells import answer_sources
 
 __all__ = ["LearnerError", "Learner", "assert_close", "hidden_test", "judging"]
 
@@ -73,7 +74,7 @@ class NoAnswer(AssertionError):
 class Learner:
     """The learner's notebook as a hidden test sees it: questions in, plain data out.
 
-    ``ask(request)`` sends one request (a dict, see :mod:`transformer_course.grading.probe`) and
+    ``ask(request)`` sends one request (a dict, see :mod:`transformer_course.grading.inside.probe`) and
     returns the decoded answer. Each request switches off the library implementations ``switched_off``
     (dotted names) and refuses the ``forbidden_operators`` (``aten::_softmax``...); :attr:`refused` lists
     what the kernel said of each request that ran one of them, for the instructor's review.
@@ -243,12 +244,7 @@ def _answer_cells_here() -> dict[str, str]:
     notebooks = list(Path.cwd().glob("*.ipynb"))
     if len(notebooks) != 1:
         return {}
-    cells = json.loads(notebooks[0].read_text(encoding="utf-8")).get("cells", [])
-    return {
-        cell["metadata"]["nbgrader"]["grade_id"]: "".join(cell["source"])
-        for cell in cells
-        if cell.get("metadata", {}).get("nbgrader", {}).get("solution") and "grade_id" in cell["metadata"]["nbgrader"]
-    }
+    return answer_sources(json.loads(notebooks[0].read_text(encoding="utf-8")))
 
 
 # ----------------------------------------------------------------------------- comparisons

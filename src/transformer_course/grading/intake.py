@@ -22,7 +22,9 @@ after it:
 
 :func:`take_in` does all of it for one student's folder and returns a :class:`Submission`: the
 rebuilt notebooks travel on in memory, and **nothing in the folder is changed or removed** — the
-folder may be nbgrader's own ``submitted/``, which is then graded in place.
+folder may be nbgrader's own ``submitted/``, which is then graded in place. What was handed in is kept, byte
+for byte, in nbgrader's ``submitted/<student_id>/<assignment>/`` by :func:`keep_submitted`, which grading
+calls once the submission is to be graded.
 
 Each refusal is a :class:`Refused` with the status and the message the submission's row of
 ``grades.csv`` shows; the class goes on.
@@ -42,6 +44,9 @@ from pathlib import Path
 import nbformat
 from dateutil import tz
 from dateutil.parser import isoparse
+
+from .nbgrader_cells import answer_sources, grade_id, nbgrader_metadata, source_text
+from .status import Status
 
 STUDENT_ID_RULE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,63}")
 STUDENT_ID_HELP = (
@@ -73,7 +78,7 @@ CELL_TYPES = ("code", "markdown", "raw")
 class Refused(Exception):
     """A submission that cannot be graded: ``status`` and ``message`` for its row of ``grades.csv``."""
 
-    def __init__(self, status: str, message: str):
+    def __init__(self, status: Status, message: str):
         super().__init__(message)
         self.status, self.message = status, message
 
@@ -86,14 +91,14 @@ def student_folders(submissions: Path) -> list[str]:
 def check_student_id(name: str) -> None:
     """Refuse a folder name that is not a student id (it would reach command lines, paths and spreadsheets)."""
     if not STUDENT_ID_RULE.fullmatch(name):
-        raise Refused("invalid_student_id", f"the folder name {name!r} is not a student id: {STUDENT_ID_HELP}")
+        raise Refused(Status.INVALID_STUDENT_ID, f"the folder name {name!r} is not a student id: {STUDENT_ID_HELP}")
 
 
 def real_directory(path: Path, what: str) -> Path:
     """``path`` if it is a directory itself (not a link to one); refused otherwise."""
     kind = _kind(path)
     if kind != "directory":
-        raise Refused("refused", f"{what} is {kind}, not a folder: not read")
+        raise Refused(Status.REFUSED, f"{what} is {kind}, not a folder: not read")
     return path
 
 
@@ -102,14 +107,14 @@ def read_regular_file(path: Path, limit: int = MAX_NOTEBOOK_BYTES) -> bytes:
     following a link (``O_NOFOLLOW``) and without blocking on a FIFO (``O_NONBLOCK``)."""
     kind = _kind(path)
     if kind != "a regular file":
-        raise Refused("refused", f"{path.name} is {kind}, not a notebook file: not read")
+        raise Refused(Status.REFUSED, f"{path.name} is {kind}, not a notebook file: not read")
     descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     with os.fdopen(descriptor, "rb") as file:
         if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):  # replaced between the look and the open
-            raise Refused("refused", f"{path.name} is not a regular file: not read")
+            raise Refused(Status.REFUSED, f"{path.name} is not a regular file: not read")
         content = file.read(limit + 1)
     if len(content) > limit:
-        raise Refused("refused", f"{path.name} is larger than {limit // 2**20} MB: not read")
+        raise Refused(Status.REFUSED, f"{path.name} is larger than {limit // 2**20} MB: not read")
     return content
 
 
@@ -123,31 +128,31 @@ def parse_notebook(content: bytes, name: str) -> dict:
     try:
         raw = json.loads(content.decode("utf-8"))
     except RecursionError:
-        raise Refused("invalid_notebook", f"{name}: nested too deeply to be a notebook") from None
+        raise Refused(Status.INVALID_NOTEBOOK, f"{name}: nested too deeply to be a notebook") from None
     except (UnicodeDecodeError, ValueError) as error:
-        raise Refused("invalid_notebook", f"{name}: {_first_line(error)}") from None
+        raise Refused(Status.INVALID_NOTEBOOK, f"{name}: {_first_line(error)}") from None
     if not isinstance(raw, dict) or not isinstance(raw.get("cells"), list):
-        raise Refused("invalid_notebook", f"{name}: not a Jupyter notebook (no list of cells)")
+        raise Refused(Status.INVALID_NOTEBOOK, f"{name}: not a Jupyter notebook (no list of cells)")
     if raw.get("nbformat") != 4:
-        raise Refused("invalid_notebook", f"{name}: notebook format {raw.get('nbformat')!r}; version 4 is read")
+        raise Refused(Status.INVALID_NOTEBOOK, f"{name}: notebook format {raw.get('nbformat')!r}; version 4 is read")
     cells = [_rebuilt_cell(cell, index, name) for index, cell in enumerate(raw["cells"])]
     notebook = nbformat.v4.new_notebook(cells=cells)
     notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     try:
         nbformat.validate(notebook)
     except nbformat.ValidationError as error:
-        raise Refused("invalid_notebook", f"{name}: {_first_line(error)}") from None
+        raise Refused(Status.INVALID_NOTEBOOK, f"{name}: {_first_line(error)}") from None
     return json.loads(json.dumps(notebook))
 
 
 def _rebuilt_cell(cell, index: int, name: str) -> dict:
     if not isinstance(cell, dict) or cell.get("cell_type") not in CELL_TYPES:
-        raise Refused("invalid_notebook", f"{name}: cell {index + 1} is not a code, markdown or raw cell")
+        raise Refused(Status.INVALID_NOTEBOOK, f"{name}: cell {index + 1} is not a code, markdown or raw cell")
     source = cell.get("source", "")
     if isinstance(source, list) and all(isinstance(line, str) for line in source):
         source = "".join(source)
     if not isinstance(source, str):
-        raise Refused("invalid_notebook", f"{name}: the source of cell {index + 1} is not text")
+        raise Refused(Status.INVALID_NOTEBOOK, f"{name}: the source of cell {index + 1} is not text")
     metadata = cell.get("metadata") if isinstance(cell.get("metadata"), dict) else {}
     kept: dict = {}
     nbgrader = _nbgrader_metadata(metadata.get("nbgrader"))
@@ -270,7 +275,7 @@ class Submission:
     """
 
     student_id: str
-    rejection: tuple[str, str] | None = None
+    rejection: tuple[Status, str] | None = None
     notebooks: dict[str, dict] = field(default_factory=dict)
     kept: dict[str, bytes] = field(default_factory=dict)
     folder: Path | None = None
@@ -290,7 +295,31 @@ def take_in(submissions: Path, student_id: str, assignment: str, given: Given) -
     except Refused as refusal:
         return Submission(student_id, (refusal.status, refusal.message))
     except Exception as error:  # noqa: BLE001  (one submission's surprise must not stop the class)
-        return Submission(student_id, ("error", f"the submission could not be read: {type(error).__name__}: {error}"))
+        return Submission(
+            student_id, (Status.ERROR, f"the submission could not be read: {type(error).__name__}: {error}")
+        )
+
+
+def keep_submitted(submitted_directory: Path, assignment: str, submission: Submission) -> list[str]:
+    """What the learner handed in, byte for byte, in nbgrader's ``submitted/<student>/<assignment>/``, beside the files
+    already there, none of which is ever replaced: where one of the same name holds something else (an earlier
+    collection), it stays, and the returned note says so for the review. Nothing is written where the submission
+    was read from nbgrader's folder itself."""
+    target = submitted_directory / submission.student_id / assignment
+    if target.is_dir() and os.path.samefile(target, submission.folder):
+        return []
+    target.mkdir(parents=True, exist_ok=True)
+    kept_elsewhere = []
+    for name, content in submission.kept.items():
+        if not (target / name).exists():
+            (target / name).write_bytes(content)
+        elif (target / name).read_bytes() != content:
+            kept_elsewhere.append(name)
+    if not kept_elsewhere:
+        return []
+    return [
+        f"submitted/ already held another {', '.join(kept_elsewhere)}: left as it was; graded what was handed in now"
+    ]
 
 
 def _taken_in(submissions: Path, student_id: str, assignment: str, given: Given) -> Submission:
@@ -310,7 +339,7 @@ def _taken_in(submissions: Path, student_id: str, assignment: str, given: Given)
         chosen = {expected_names[0]: notebooks[0]}  # renamed: accepted if its cells belong here
     if not chosen:
         found = ", ".join(notebooks) or "no notebook"
-        return Submission(student_id, ("missing", f"expected {', '.join(expected_names)}; found {found}"))
+        return Submission(student_id, (Status.MISSING, f"expected {', '.join(expected_names)}; found {found}"))
 
     submission = Submission(student_id, folder=folder, library_implementations=given.library_implementations)
     restored_cells, restored_metadata = [], []
@@ -325,7 +354,7 @@ def _taken_in(submissions: Path, student_id: str, assignment: str, given: Given)
         if not _answer_and_test_cells(notebook) & _answer_and_test_cells(released):
             other = ", ".join(sorted(_answer_and_test_cells(notebook))[:3]) or "no nbgrader answer or test cells"
             message = f"{file_name} has none of the answer or test cells of {assignment}/{name} (it has {other})"
-            return Submission(student_id, ("wrong_assignment", message))
+            return Submission(student_id, (Status.WRONG_ASSIGNMENT, message))
         restored_cells += edited_locked_cells(notebook, released, given.sources[name])
         _unmark_duplicate_cells(notebook)
         submission.learner_cells += _learner_cells(notebook, given.sources[name], given.setup_source)
@@ -359,7 +388,7 @@ def _worked_in(folder: Path, file_name: str, released: dict) -> tuple[str, bytes
     for candidate in candidates:
         content = read_regular_file(folder / candidate)
         try:
-            answered = _answers(parse_notebook(content, candidate)) != _answers(released)
+            answered = answer_sources(parse_notebook(content, candidate)) != answer_sources(released)
         except Refused:
             answered = False
         if answered:
@@ -373,22 +402,13 @@ def _worked_in(folder: Path, file_name: str, released: dict) -> tuple[str, bytes
     return chosen, content, note
 
 
-def _answers(notebook: dict) -> dict[str, str]:
-    """grade_id → source of a notebook's answer cells."""
-    return {
-        cell["metadata"]["nbgrader"]["grade_id"]: "".join(cell.get("source", ""))
-        for cell in notebook.get("cells", [])
-        if cell.get("metadata", {}).get("nbgrader", {}).get("solution") and "grade_id" in cell["metadata"]["nbgrader"]
-    }
-
-
 def check_size(notebook: dict, released: dict, name: str) -> None:
     """Refuse a notebook with far more cells or Markdown than the released one (see :data:`EXTRA_CELLS`)."""
     cells, released_cells = len(notebook["cells"]), len(released.get("cells", []))
     most_cells = CELLS_PER_RELEASED_CELL * released_cells + EXTRA_CELLS
     if cells > most_cells:
         raise Refused(
-            "refused",
+            Status.REFUSED,
             f"{name} has {cells:,} cells; the released notebook has {released_cells}: at most "
             f"{most_cells:,} are graded",
         )
@@ -396,7 +416,7 @@ def check_size(notebook: dict, released: dict, name: str) -> None:
     most_markdown = MARKDOWN_PER_RELEASED_CHARACTER * released_markdown + EXTRA_MARKDOWN_CHARACTERS
     if markdown > most_markdown:
         raise Refused(
-            "refused", f"{name} has {markdown:,} characters of Markdown; at most {most_markdown:,} are graded"
+            Status.REFUSED, f"{name} has {markdown:,} characters of Markdown; at most {most_markdown:,} are graded"
         )
 
 
@@ -412,11 +432,11 @@ def _unmark_duplicate_cells(notebook: dict) -> None:
     """Take nbgrader's metadata off every cell that repeats an earlier cell's grade_id: it is the learner's copy."""
     seen = set()
     for cell in notebook.get("cells", []):
-        grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
-        if grade_id in seen:
+        name = grade_id(cell)
+        if name in seen:
             del cell["metadata"]["nbgrader"]
-        elif grade_id is not None:
-            seen.add(grade_id)
+        elif name is not None:
+            seen.add(name)
 
 
 def _learner_cells(notebook: dict, source: dict, setup: str) -> list[tuple[str, str]]:
@@ -430,11 +450,11 @@ def _learner_cells(notebook: dict, source: dict, setup: str) -> list[tuple[str, 
     for index, cell in enumerate(notebook.get("cells", [])):
         if cell.get("cell_type") != "code":
             continue
-        grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
-        text = "".join(cell.get("source", ""))
-        if grade_id in given or (grade_id is None and text == setup):
+        name = grade_id(cell)
+        text = source_text(cell)
+        if name in given or (name is None and text == setup):
             continue
-        cells.append((f"cell {grade_id}" if grade_id else f"added cell {index + 1}", text))
+        cells.append((f"cell {name}" if name else f"added cell {index + 1}", text))
     return cells
 
 
@@ -446,18 +466,14 @@ def _restore_stripped_metadata(submitted: dict, released: dict) -> list[str]:
     """
     present = set(_nbgrader_cells(submitted))
     by_id = {
-        cell["id"]: cell["metadata"]["nbgrader"]
+        cell["id"]: nbgrader_metadata(cell)
         for cell in released.get("cells", [])
-        if "id" in cell and "grade_id" in cell.get("metadata", {}).get("nbgrader", {})
+        if "id" in cell and grade_id(cell) is not None
     }
     restored = []
     for cell in submitted.get("cells", []):
         metadata = by_id.get(cell.get("id"))
-        if (
-            metadata is None
-            or "grade_id" in cell.get("metadata", {}).get("nbgrader", {})
-            or metadata["grade_id"] in present
-        ):
+        if metadata is None or grade_id(cell) is not None or metadata["grade_id"] in present:
             continue
         cell.setdefault("metadata", {})["nbgrader"] = copy.deepcopy(metadata)
         restored.append(metadata["grade_id"])
@@ -468,10 +484,9 @@ def _answer_and_test_cells(notebook: dict) -> set[str]:
     """grade_ids of the cells that identify an assignment: its answers and its tests (every
     assignment has its own; headings such as ``intro`` or ``part-1`` recur in all of them)."""
     return {
-        cell["metadata"]["nbgrader"]["grade_id"]
+        grade_id(cell)
         for cell in notebook.get("cells", [])
-        if any(cell.get("metadata", {}).get("nbgrader", {}).get(flag) for flag in ("solution", "grade"))
-        and "grade_id" in cell["metadata"]["nbgrader"]
+        if any(nbgrader_metadata(cell).get(flag) for flag in ("solution", "grade")) and grade_id(cell) is not None
     }
 
 
@@ -480,7 +495,7 @@ def _nbgrader_cells(notebook: dict, locked_only: bool = False) -> dict[str, tupl
     non-answer ones if asked)."""
     cells = {}
     for cell in notebook.get("cells", []):
-        metadata = cell.get("metadata", {}).get("nbgrader", {})
+        metadata = nbgrader_metadata(cell)
         if "grade_id" in metadata and (not locked_only or (metadata.get("locked") and not metadata.get("solution"))):
-            cells[metadata["grade_id"]] = (cell.get("cell_type"), "".join(cell.get("source", "")))
+            cells[metadata["grade_id"]] = (cell.get("cell_type"), source_text(cell))
     return cells

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from .intake import MAX_NOTEBOOK_BYTES, Refused, read_regular_file
 from .roster import Student, comparable_name
+from .status import Status
 
 LMS_NAMES = ("canvas", "moodle")
 CANVAS_FILE = re.compile(r"(?P<name>[^_]+?)(?P<late>_LATE)?_(?P<user>\d+)_(?P<submission>\d+)_(?P<file>.+)")
@@ -110,11 +111,11 @@ def _entries(source: Path):
 
 def _read_member(archive: zipfile.ZipFile, member: zipfile.ZipInfo) -> bytes:
     if member.file_size > MAX_NOTEBOOK_BYTES:
-        raise Refused("refused", f"larger than {MAX_NOTEBOOK_BYTES // 2**20} MB: not read")
+        raise Refused(Status.REFUSED, f"larger than {MAX_NOTEBOOK_BYTES // 2**20} MB: not read")
     with archive.open(member) as file:
         content = file.read(MAX_NOTEBOOK_BYTES + 1)
     if len(content) > MAX_NOTEBOOK_BYTES:
-        raise Refused("refused", f"larger than {MAX_NOTEBOOK_BYTES // 2**20} MB: not read")
+        raise Refused(Status.REFUSED, f"larger than {MAX_NOTEBOOK_BYTES // 2**20} MB: not read")
     return content
 
 

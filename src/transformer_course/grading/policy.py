@@ -67,7 +67,8 @@ class GradingPolicy:
         """
         if not path.is_file():
             return cls()
-        values = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        with path.open(encoding="utf-8") as file:  # a YAML error then names the file and the line
+            values = yaml.safe_load(file) or {}
         known = {"learner_writes", "library_implementations", "forbidden_operators", "bonus", "cell_timeout"}
         known |= {"due", "late_policy"}
         if not isinstance(values, dict) or set(values) - known:

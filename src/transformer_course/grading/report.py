@@ -32,30 +32,8 @@ from pathlib import Path
 from nbgrader.api import Gradebook, MissingEntry
 
 from .course import Course
-from .execute import KERNEL_NOT_STARTED_STATUS
 from .lateness import LatePolicy, late_by
-
-# Every status a submission can end with, and what it means (README's table is held to it by a test).
-STATUSES = {
-    "graded": "graded",
-    "tests_restored": "graded with the original tests: test cells (or their nbgrader metadata) had been edited or "
-    "deleted",
-    "missing": "no notebook of this assignment was submitted",
-    "invalid_student_id": "not graded: the folder's name is not a student id (letters, digits, '.', '_', '-', '@')",
-    "refused": "not graded: a link, a folder, a special file or an oversized file where the notebook should be, or "
-    "a notebook with far more cells or Markdown than the released one",
-    "invalid_notebook": "the file is not a valid Jupyter notebook",
-    "wrong_assignment": "the notebook belongs to another assignment",
-    "timeout": "a cell ran past the time limit and was interrupted, or the notebook ran past its own",
-    "kernel_died": "the kernel stopped (exit(), a crash or the memory limit) before the notebook finished",
-    KERNEL_NOT_STARTED_STATUS: "the kernel could not start in the sandbox: a fault of the grading machine",
-    "memory_limit": "the notebook ran out of its memory limit",
-    "error": "the grader could not grade the notebook (the message says which step failed)",
-    "not_graded": "not graded: the run stopped before this submission (see the error it ended with)",
-}
-
-# Statuses of submissions that nbgrader graded (possibly with failing cells).
-GRADED_STATUSES = ("graded", "tests_restored", "timeout", "memory_limit", "kernel_died", KERNEL_NOT_STARTED_STATUS)
+from .status import GRADED_STATUSES, Status
 
 CSV_COLUMNS = [
     *("student_id", "assignment", "score", "max_score", "status", "message", "review"),
@@ -72,7 +50,7 @@ class SubmissionResult:
     assignment: str
     score: float | None
     max_score: float | None
-    status: str
+    status: Status
     message: str
     review: str = ""
     pending_manual_points: float | None = None
@@ -97,7 +75,7 @@ def read_records(course_root: Path, assignment: str) -> dict[str, dict]:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def record(course_root: Path, result: SubmissionResult) -> None:
+def keep_in_run_record(course_root: Path, result: SubmissionResult) -> None:
     """Keep ``result``'s status, message, review and submission time in its assignment's run record."""
     path = records_path(course_root, result.assignment)
     records = read_records(course_root, result.assignment)
@@ -124,7 +102,9 @@ def add_reviews(course_root: Path, assignment: str, findings: dict[str, list[str
     path = records_path(course_root, assignment)
     records = read_records(course_root, assignment)
     for student_id, new in findings.items():
-        kept = records.setdefault(student_id, {"status": "graded", "message": "", "review": "", "submitted_at": None})
+        kept = records.setdefault(
+            student_id, {"status": Status.GRADED, "message": "", "review": "", "submitted_at": None}
+        )
         present = [item for item in kept["review"].split("; ") if item]
         kept["review"] = "; ".join(present + [finding for finding in new if finding not in present])
     _write_records(path, records)
@@ -147,9 +127,9 @@ def class_rows(course: Course, assignment: str, db_url: str, due: datetime | Non
         in_gradebook = {submission.student.id for submission in gradebook.assignment_submissions(assignment)}
         rows = []
         for student_id in sorted(set(records) | in_gradebook):
-            kept = records.get(student_id, {"status": "graded", "message": "", "review": ""})
+            kept = records.get(student_id, {"status": Status.GRADED, "message": "", "review": ""})
             row = SubmissionResult(
-                student_id, assignment, None, core_maximum, kept["status"], kept["message"], kept["review"]
+                student_id, assignment, None, core_maximum, Status(kept["status"]), kept["message"], kept["review"]
             )
             if kept.get("submitted_at"):
                 row.submitted_at = datetime.fromisoformat(kept["submitted_at"])
@@ -157,7 +137,7 @@ def class_rows(course: Course, assignment: str, db_url: str, due: datetime | Non
             if row.status in GRADED_STATUSES and student_id in in_gradebook:
                 _add_points(row, gradebook.find_submission(assignment, student_id), bonus)
                 _charge_lateness(row, due, policy.late_policy)
-            elif row.status == "missing":
+            elif row.status == Status.MISSING:
                 row.score = 0.0  # nothing handed in earns nothing, and an LMS must not read it as "not graded"
             rows.append(row)
     return rows

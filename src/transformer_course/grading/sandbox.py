@@ -1,7 +1,7 @@
 """The sandbox one submission's code runs in: bubblewrap for what it can see, cgroups for what it can use.
 
 Bubblewrap (``bwrap``, https://github.com/containers/bubblewrap) starts the runner
-(:mod:`transformer_course.grading.runner`) and its kernel in new namespaces:
+(:mod:`transformer_course.grading.inside.runner`) and its kernel in new namespaces:
 
 * **files**: the Python environment read-only; the course package in a copy that lacks what the
   assignment asks the learner to write (:mod:`transformer_course.grading.redaction`), mounted where
@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .limits import GradingLimits
-from .runner import runner_command
+from .pipe import runner_command
 
 WORKING_DIRECTORY = "/submission"  # the kernel's working directory inside the sandbox
 PACKAGE_DIRECTORY = "/opt/transformer-course"  # where the redacted course package is mounted

@@ -5,7 +5,7 @@ parts, the limits, the redacted course package as an archive), so that the run c
 any worker: a process of the grader's own pool or a Dask worker on another machine
 (:mod:`transformer_course.grading.workers`). :func:`run_submission`
 
-1. starts the runner (:mod:`transformer_course.grading.runner`) in a sandbox of its own
+1. starts the runner (:mod:`transformer_course.grading.inside.runner`) in a sandbox of its own
    (:mod:`transformer_course.grading.sandbox`), in a cgroup of its own;
 2. has the kernel import what every notebook imports (numpy, torch, matplotlib, the course package),
    outside the notebook's history;
@@ -57,7 +57,9 @@ from .execute import (
 from .gradebook import VERDICTS
 from .hidden import Learner
 from .limits import GradingLimits
+from .nbgrader_cells import answer_sources, nbgrader_metadata, source_text, test_sources
 from .sandbox import SandboxSpec, matplotlib_font_list, runner_launch
+from .status import Problem, Status, worst
 
 # What a failed test cell says when a correct answer to its part is put in place of the learner's.
 REFERENCE_NOTE = "The later parts are graded with a correct answer to this part in place of yours.\n"
@@ -162,6 +164,37 @@ class SubmissionRun:
     forbidden_operators: tuple[str, ...] = ()
     references: dict[str, str] = field(default_factory=dict)
 
+    @staticmethod
+    def of(
+        course: Course,
+        assignment: str,
+        notebook_name: str,
+        notebook: NotebookNode,
+        package: PackageArchive,
+        limits: GradingLimits,
+        sandbox: bool = True,
+        cgroup_prefix: str | None = None,
+    ) -> SubmissionRun:
+        """The run of ``notebook`` (the notebook ``notebook_name`` of ``assignment``, restored), read from ``course``:
+        its test cells from the source notebook, its limits with the assignment's ``grading.yml`` applied."""
+        policy = course.policy(assignment)
+        source = course.source_notebook(assignment, notebook_name)
+        return SubmissionRun(
+            assignment=assignment,
+            notebook_name=f"{notebook_name}.ipynb",
+            notebook=notebook,
+            tests={grade_id: split_hidden_tests(text) for grade_id, text in course.test_cells(source).items()},
+            switched_off=tuple(policy.library_implementations),
+            forbidden_operators=tuple(policy.forbidden_operators),
+            references=reference_answers(source),
+            limits=policy.applied_to(limits),
+            package=package,
+            data_files={path.name: path.read_bytes() for path in course.data_files(assignment)},
+            hidden_paths=(str(course.root),),
+            sandbox=sandbox,
+            cgroup_prefix=cgroup_prefix,
+        )
+
 
 # What a run's time is spent on, for benchmarks/autograde.py.
 STEPS = ("sandbox and kernel start", "imports", "notebook cells", "hidden tests")
@@ -169,14 +202,16 @@ STEPS = ("sandbox and kernel start", "imports", "notebook cells", "hidden tests"
 
 @dataclass
 class RunOutcome:
-    """An executed notebook (nbformat's JSON), the verdict on each test cell, seconds by step (:data:`STEPS`), and
-    findings for the instructor's review: each test cell whose hidden tests saw the learner's code run a forbidden
-    operator, and which."""
+    """An executed notebook (nbformat's JSON), the verdict on each test cell, seconds by step (:data:`STEPS`),
+    findings for the instructor's review (each test cell whose hidden tests saw the learner's code run a forbidden
+    operator, and which), and what went wrong while it ran, if anything did (the worst, see
+    :func:`transformer_course.grading.status.worst`)."""
 
     notebook: dict
     verdicts: dict[str, bool]
     seconds: dict[str, float]
     findings: list[str] = field(default_factory=list)
+    problem: Problem | None = None
 
 
 def run_submission(run: SubmissionRun) -> RunOutcome:
@@ -206,10 +241,12 @@ def run_submission(run: SubmissionRun) -> RunOutcome:
             problem = session.start_problem()
             seconds["sandbox and kernel start"] = time.perf_counter() - start
             if problem is not None:
-                for cell in notebook.cells:
-                    if cell.cell_type == "code":
-                        cell.outputs = [error_output(KERNEL_NOT_STARTED, f"the kernel did not start: {problem}")]
+                message = f"the kernel did not start: {problem}"
+                code_cells = [cell for cell in notebook.cells if cell.cell_type == "code"]
+                for cell in code_cells:
+                    cell.outputs = [error_output(KERNEL_NOT_STARTED, message)]
                 outcome.verdicts = dict.fromkeys(run.tests, False)
+                outcome.problem = Problem(Status.KERNEL_NOT_STARTED, message) if code_cells else None
                 return outcome
             start = time.perf_counter()
             session.preload(SELF_TEST_CODE)
@@ -220,6 +257,7 @@ def run_submission(run: SubmissionRun) -> RunOutcome:
             start = time.perf_counter()
             execute_notebook(notebook, session, _Judge(run, session, learner, outcome))
             seconds["notebook cells"] = time.perf_counter() - start - seconds["hidden tests"]
+            outcome.problem = worst(session.problems)
     return outcome
 
 
@@ -235,7 +273,7 @@ class _Judge:
 
     def __call__(self, cell: NotebookNode, label: str) -> bool:
         """Judge ``cell`` if it is a test cell (True), or leave it to the session (False)."""
-        grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+        grade_id = nbgrader_metadata(cell).get("grade_id")
         if grade_id not in self.run.tests:
             return False
         visible, hidden_code = self.run.tests[grade_id]
@@ -244,6 +282,7 @@ class _Judge:
             failure = self._hidden_tests(hidden_code, grade_id, label)
             if failure is not None:
                 cell.outputs.append(failure)
+                self.session.note_errors([failure], label)
                 passed = False
         if not passed and grade_id in self.run.references and self.session.lost_in is None:
             self.session.run_quietly(self.run.references[grade_id], f"{label} (a correct answer in its place)")
@@ -268,13 +307,7 @@ class _Judge:
 def answer_cells(notebook: NotebookNode) -> dict[str, str]:
     """grade_id -> source of each of ``notebook``'s answer cells (the learner's, as handed in): what a hidden
     test may run again (:meth:`transformer_course.grading.hidden.Learner.rerun`)."""
-    return {
-        cell.metadata.nbgrader.grade_id: cell.source
-        for cell in notebook.cells
-        if cell.cell_type == "code"
-        and cell.get("metadata", {}).get("nbgrader", {}).get("solution")
-        and "grade_id" in cell.metadata.nbgrader
-    }
+    return answer_sources(notebook, code_only=True)
 
 
 def reference_answers(source: dict) -> dict[str, str]:
@@ -286,7 +319,7 @@ def reference_answers(source: dict) -> dict[str, str]:
     parts: dict[str, str] = {}
     answers: list[str] = []
     for cell in source.get("cells", []):
-        nbgrader = cell.get("metadata", {}).get("nbgrader", {})
+        nbgrader = nbgrader_metadata(cell)
         if cell.get("cell_type") != "code":
             continue
         if nbgrader.get("grade"):
@@ -294,48 +327,10 @@ def reference_answers(source: dict) -> dict[str, str]:
                 parts[nbgrader["grade_id"]] = "\n".join(answers)
             answers = []
         elif nbgrader.get("solution"):
-            answers.append("".join(cell["source"]))
-    last_test = next(
-        (
-            cell["metadata"]["nbgrader"]["grade_id"]
-            for cell in reversed(source.get("cells", []))
-            if cell.get("cell_type") == "code" and cell.get("metadata", {}).get("nbgrader", {}).get("grade")
-        ),
-        None,
-    )
+            answers.append(source_text(cell))
+    last_test = next(reversed(test_sources(source)), None)
     parts.pop(last_test, None)
     return parts
-
-
-def submission_run(
-    course: Course,
-    assignment: str,
-    notebook_name: str,
-    notebook: NotebookNode,
-    package: PackageArchive,
-    limits: GradingLimits,
-    sandbox: bool = True,
-    cgroup_prefix: str | None = None,
-) -> SubmissionRun:
-    """The run of ``notebook`` (the notebook ``notebook_name`` of ``assignment``, restored), read from ``course``:
-    its test cells from the source notebook, its limits with the assignment's ``grading.yml`` applied."""
-    policy = course.policy(assignment)
-    source = course.source_notebook(assignment, notebook_name)
-    return SubmissionRun(
-        assignment=assignment,
-        notebook_name=f"{notebook_name}.ipynb",
-        notebook=notebook,
-        tests={grade_id: split_hidden_tests(text) for grade_id, text in course.test_cells(source).items()},
-        switched_off=tuple(policy.library_implementations),
-        forbidden_operators=tuple(policy.forbidden_operators),
-        references=reference_answers(source),
-        limits=policy.applied_to(limits),
-        package=package,
-        data_files={path.name: path.read_bytes() for path in course.data_files(assignment)},
-        hidden_paths=(str(course.root),),
-        sandbox=sandbox,
-        cgroup_prefix=cgroup_prefix,
-    )
 
 
 class SandboxedExecute(NbGraderPreprocessor):
@@ -349,7 +344,7 @@ class SandboxedExecute(NbGraderPreprocessor):
         assignment, notebook_name = resources["nbgrader"]["assignment"], resources["nbgrader"]["notebook"]
         with tempfile.TemporaryDirectory(prefix="package-") as scratch:
             package = PackageArchive.of(course.redacted_package(assignment, Path(scratch)))
-        run = submission_run(course, assignment, notebook_name, nb, package, GradingLimits(), self.sandbox)
+        run = SubmissionRun.of(course, assignment, notebook_name, nb, package, GradingLimits(), self.sandbox)
         outcome = run_submission(run)
         resources[VERDICTS] = outcome.verdicts
         return nbformat.from_dict(outcome.notebook), resources

@@ -13,8 +13,12 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from .execute import self_test
+import nbformat
+from nbformat.v4 import new_notebook
+
+from .execute import KERNEL_START_SECONDS, SELF_TEST_CODE, started
 from .limits import GradingLimits
+from .sandbox import SandboxSpec, runner_launch
 
 # Values large enough that no honest import reaches them, for telling a limit that is too small from other causes.
 LIFTED = {"memory_limit_mb": 64 * 1024, "max_processes": 4096}
@@ -23,13 +27,13 @@ OPTIONS = {"memory_limit_mb": "--memory-limit-mb", "max_processes": "--max-proce
 
 def diagnosed_self_test(package_directory: Path, limits: GradingLimits, sandbox: bool, scratch: Path) -> str | None:
     """None when a sandbox with ``limits`` imports the course; otherwise one line saying what failed and what to do."""
-    problem = self_test(package_directory, limits, sandbox, scratch / "as-set")
+    problem = _one_try(package_directory, limits, sandbox, scratch / "as-set")
     if problem is None:
         return None
-    if self_test(package_directory, replace(limits, **LIFTED), sandbox, scratch / "lifted") is not None:
+    if _one_try(package_directory, replace(limits, **LIFTED), sandbox, scratch / "lifted") is not None:
         return problem  # not a limit: the message says what else to check
     for name, lifted in LIFTED.items():
-        if self_test(package_directory, replace(limits, **{name: lifted}), sandbox, scratch / name) is None:
+        if _one_try(package_directory, replace(limits, **{name: lifted}), sandbox, scratch / name) is None:
             value = getattr(limits, name)
             return (
                 f"the sandbox's limit {OPTIONS[name]} {value} is too small to import the course and PyTorch on this "
@@ -37,3 +41,37 @@ def diagnosed_self_test(package_directory: Path, limits: GradingLimits, sandbox:
             )
     names = " and ".join(f"{OPTIONS[name]} {getattr(limits, name)}" for name in LIFTED)
     return f"the sandbox's limits {names} are too small to import the course on this machine; raise them"
+
+
+def _one_try(package_directory: Path, limits: GradingLimits, sandbox: bool, scratch: Path) -> str | None:
+    """Start one sandbox as a submission's would be started and import what a notebook imports.
+
+    Returns None when that works, or one line saying what failed and how to fix it.
+    """
+    scratch.mkdir(parents=True, exist_ok=True)
+    notebook = scratch / "self-test.ipynb"
+    nbformat.write(new_notebook(), notebook)
+    spec = SandboxSpec(package_directory, notebook, (), (), limits, sandbox)
+    try:
+        with started(runner_launch(spec, scratch), limits) as session:
+            problem = session.start_problem()
+            if problem is None:
+                # Given the kernel's start-up time, not a cell's: the first imports are slow on a busy machine.
+                reply = session.runner.execute(SELF_TEST_CODE, KERNEL_START_SECONDS, 2**12)
+                errors = [output for output in reply.outputs if output.output_type == "error"]
+                if reply.problem is None and not errors:
+                    return None
+                problem = f"{errors[0].ename}: {errors[0].evalue}"[:400] if errors else reply.problem
+    except OSError as error:
+        problem = f"{type(error).__name__}: {error}"
+    where = "in bubblewrap's sandbox" if sandbox else "as a plain process"
+    return (
+        f"the grader cannot run a notebook {where} ({problem}); nothing was graded. "
+        "Check that this Python environment has the course installed (pip install -e '.[grading]'), "
+        + (
+            "that user namespaces are enabled (sysctl kernel.unprivileged_userns_clone=1) and that the "
+            "environment's files are readable by every user, or grade with --no-sandbox (trusted submissions only)"
+            if sandbox
+            else "and that a Jupyter kernel starts (python -m ipykernel_launcher)"
+        )
+    )

@@ -3,7 +3,7 @@
 The grader (:mod:`transformer_course.grading.hidden`) sends one request per question, as a cell of
 code that calls :func:`answer`. The request names a function of the notebook, a variable, or the
 source of a small function to run beside the learner's code, and carries its arguments as plain data
-(:mod:`transformer_course.grading.plain_data`). :func:`answer` runs it in a copy of the notebook's
+(:mod:`.plain_data`). :func:`answer` runs it in a copy of the notebook's
 namespace, so nothing it defines replaces a learner's name, with PyTorch's random state restored
 afterwards, and with the assignment's library implementations switched off (so that a learner who
 called ``torch.softmax`` where the exercise asks for their own softmax sees it fail, as the notebook
