@@ -17,9 +17,9 @@ without what the learner writes) and :mod:`.limits`.
 **Inside the sandbox**: :mod:`.inside` (the runner, the probe, plain data), which imports nothing of the grader's.
 
 **The course and the other commands**: :mod:`.course`, :mod:`.policy` (``grading.yml``), :mod:`.nbgrader_cells`
-(nbgrader's cell metadata), :mod:`.release` and :mod:`.notebook_translation`, the learner's :mod:`.check`,
-:mod:`.gradebook`, :mod:`.roster`, :mod:`.lateness`, :mod:`.lms`, :mod:`.exports`, :mod:`.similarity`,
-:mod:`.publish`, and :mod:`.commands`, the command line.
+(nbgrader's cell metadata), :mod:`.release` and :mod:`.notebook_translation`, :mod:`.exchange` (nbgrader's
+exchange in one language), the learner's :mod:`.check`, :mod:`.gradebook`, :mod:`.roster`, :mod:`.lateness`,
+:mod:`.lms`, :mod:`.exports`, :mod:`.similarity`, :mod:`.publish`, and :mod:`.commands`, the command line.
 """
 
 import sys
