@@ -8,6 +8,8 @@ import copy
 import json
 import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -62,6 +64,19 @@ def readme_status_meanings() -> dict[str, str]:
         for status in re.findall(r"`([a-z_]+)`", statuses):
             table[status] = meaning.strip()
     return table
+
+
+def run_nbgrader(folder: Path, *arguments: str) -> subprocess.CompletedProcess:
+    """``nbgrader ARGUMENTS`` in ``folder``, as an instructor or learner runs it from the activated environment (whose
+    scripts come first on PATH: nbgrader runs its ``alembic`` from there when it makes a gradebook)."""
+    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    return subprocess.run(
+        [sys.executable, "-m", "nbgrader", *arguments],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PATH": path},
+    )
 
 
 def copy_course(target: Path) -> Course:

@@ -4,12 +4,10 @@ which grading takes in whatever its language (``test_chinese_submissions.py``)."
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from grading_support import run_nbgrader
 
 pytestmark = pytest.mark.needs_nbgrader
 
@@ -24,23 +22,11 @@ c.CourseDirectory.course_id = {course_id!r}
 """
 
 
-def _nbgrader(folder: Path, *arguments: str) -> subprocess.CompletedProcess:
-    # As from an activated environment: the gradebook's first use runs nbgrader's `alembic` from PATH.
-    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
-    return subprocess.run(
-        [sys.executable, "-m", "nbgrader", *arguments],
-        cwd=folder,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PATH": path},
-    )
-
-
 @pytest.fixture(scope="module")
 def exchange(course, tmp_path_factory) -> Path:
     """The exchange after the instructor's ``nbgrader release_assignment`` of 01: both languages in its outbound."""
     root = tmp_path_factory.mktemp("exchange")
-    released = _nbgrader(course.root, "release_assignment", ASSIGNMENT, f"--Exchange.root={root}")
+    released = run_nbgrader(course.root, "release_assignment", ASSIGNMENT, f"--Exchange.root={root}")
     assert released.returncode == 0, released.stderr
     return root
 
@@ -60,7 +46,7 @@ def _fetched_notebooks(home: Path) -> list[str]:
 
 def test_a_learner_who_chooses_chinese_fetches_only_the_chinese_notebook(course, exchange, tmp_path):
     home = _learner(tmp_path, exchange)
-    fetched = _nbgrader(home, "fetch_assignment", ASSIGNMENT, "--FetchInOneLanguage.language=zh_CN")
+    fetched = run_nbgrader(home, "fetch_assignment", ASSIGNMENT, "--FetchInOneLanguage.language=zh_CN")
     assert fetched.returncode == 0, fetched.stderr
     assert _fetched_notebooks(home) == [NOTEBOOK], "one notebook, under the release's own name"
     chinese = (course.release_directory / ASSIGNMENT / "zh_CN" / NOTEBOOK).read_bytes()
@@ -69,7 +55,7 @@ def test_a_learner_who_chooses_chinese_fetches_only_the_chinese_notebook(course,
 
 def test_a_learner_fetches_english_alone_by_default(course, exchange, tmp_path):
     home = _learner(tmp_path, exchange)
-    fetched = _nbgrader(home, "fetch_assignment", ASSIGNMENT)
+    fetched = run_nbgrader(home, "fetch_assignment", ASSIGNMENT)
     assert fetched.returncode == 0, fetched.stderr
     assert _fetched_notebooks(home) == [NOTEBOOK]
     english = (course.release_directory / ASSIGNMENT / NOTEBOOK).read_bytes()
@@ -78,7 +64,7 @@ def test_a_learner_fetches_english_alone_by_default(course, exchange, tmp_path):
 
 def test_a_language_the_assignment_lacks_is_refused_naming_the_ones_it_has(exchange, tmp_path):
     home = _learner(tmp_path, exchange)
-    fetched = _nbgrader(home, "fetch_assignment", ASSIGNMENT, "--FetchInOneLanguage.language=fr")
+    fetched = run_nbgrader(home, "fetch_assignment", ASSIGNMENT, "--FetchInOneLanguage.language=fr")
     assert fetched.returncode != 0
     assert "no notebooks in 'fr'" in fetched.stderr and "en, zh_CN" in fetched.stderr, fetched.stderr
     assert not (home / ASSIGNMENT).exists(), "a refused fetch should leave nothing behind"
@@ -86,14 +72,14 @@ def test_a_language_the_assignment_lacks_is_refused_naming_the_ones_it_has(excha
 
 def test_one_language_submits_strictly_and_is_collected_as_the_learner_sent_it(course, exchange, tmp_path):
     home = _learner(tmp_path, exchange, student="wang")
-    assert _nbgrader(home, "fetch_assignment", ASSIGNMENT, "--FetchInOneLanguage.language=zh_CN").returncode == 0
+    assert run_nbgrader(home, "fetch_assignment", ASSIGNMENT, "--FetchInOneLanguage.language=zh_CN").returncode == 0
     worked = home / ASSIGNMENT / NOTEBOOK
     worked.write_bytes(worked.read_bytes().replace(b"raise NotImplementedError()", b"pass", 1))
     # --strict refuses a submission missing a released notebook: the Chinese one stands for the English one.
-    submitted = _nbgrader(home, "submit", ASSIGNMENT, "--strict", "--student=wang")
+    submitted = run_nbgrader(home, "submit", ASSIGNMENT, "--strict", "--student=wang")
     assert submitted.returncode == 0, submitted.stderr
     assert "missing" not in submitted.stderr.lower(), submitted.stderr
-    collected = _nbgrader(course.root, "collect", ASSIGNMENT, f"--Exchange.root={exchange}")
+    collected = run_nbgrader(course.root, "collect", ASSIGNMENT, f"--Exchange.root={exchange}")
     assert collected.returncode == 0, collected.stderr
     folder = course.submitted_directory / "wang" / ASSIGNMENT
     assert sorted(path.name for path in folder.glob("**/*.ipynb")) == [NOTEBOOK]
@@ -102,8 +88,8 @@ def test_one_language_submits_strictly_and_is_collected_as_the_learner_sent_it(c
 
 def test_a_submission_missing_its_notebook_is_refused_under_strict(exchange, tmp_path):
     home = _learner(tmp_path, exchange)
-    assert _nbgrader(home, "fetch_assignment", ASSIGNMENT).returncode == 0
+    assert run_nbgrader(home, "fetch_assignment", ASSIGNMENT).returncode == 0
     (home / ASSIGNMENT / NOTEBOOK).rename(home / ASSIGNMENT / "renamed.ipynb")
-    submitted = _nbgrader(home, "submit", ASSIGNMENT, "--strict")
+    submitted = run_nbgrader(home, "submit", ASSIGNMENT, "--strict")
     assert submitted.returncode != 0
     assert f"missing: {NOTEBOOK}" in submitted.stderr and "extra: renamed.ipynb" in submitted.stderr, submitted.stderr

@@ -17,7 +17,7 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
-from grading_support import TEST_LIMITS, exercise_notebook, solution_notebook, with_appended_code
+from grading_support import TEST_LIMITS, exercise_notebook, run_nbgrader, solution_notebook, with_appended_code
 
 from transformer_course.grading.autograde import autograde
 from transformer_course.grading.course import copy_course
@@ -127,12 +127,7 @@ def test_an_ungraded_written_answer_says_not_graded_yet_on_the_learners_page(cou
 def test_feedback_goes_back_through_nbgraders_exchange(course, term, tmp_path):
     exchange = tmp_path / "exchange"
     exchange.mkdir()
-    released = subprocess.run(
-        [sys.executable, "-m", "nbgrader", "release_feedback", ASSIGNMENT, f"--Exchange.root={exchange}"],
-        cwd=course.root,
-        capture_output=True,
-        text=True,
-    )
+    released = run_nbgrader(course.root, "release_feedback", ASSIGNMENT, f"--Exchange.root={exchange}")
     assert released.returncode == 0, released.stdout + released.stderr
     pages = list((exchange / COURSE_ID / "feedback").glob("*.html"))
     assert len(pages) == 3, f"one page per student expected in the exchange, found {pages}"
@@ -205,12 +200,7 @@ def test_nbgraders_own_generate_assignment_makes_what_release_makes(tmp_path):
     from grading_support import REPOSITORY
 
     copy = copy_course(REPOSITORY, tmp_path / "course")
-    generated = subprocess.run(
-        [sys.executable, "-m", "nbgrader", "generate_assignment", ASSIGNMENT, "--force"],
-        cwd=copy.root,
-        capture_output=True,
-        text=True,
-    )
+    generated = run_nbgrader(copy.root, "generate_assignment", ASSIGNMENT, "--force")
     assert generated.returncode == 0, generated.stdout + generated.stderr
     released = REPOSITORY / "exercises" / ASSIGNMENT
     made = copy.release_directory / ASSIGNMENT

@@ -166,7 +166,7 @@ def test_a_passing_test_cell_keeps_its_warnings_as_text_not_as_a_failure():
 def test_grades_csv_neutralises_fields_a_spreadsheet_would_run(tmp_path):
     from transformer_course.grading.autograde import SubmissionResult, write_csv
 
-    results = [SubmissionResult("=2+5", "01-attention", None, None, "invalid_student_id", "@SUM(1)", "-cmd|x")]
+    results = [SubmissionResult("=2+5", "01-attention", None, None, "invalid_student_id", "@SUM(1)", ["-cmd|x"])]
     write_csv(results, tmp_path / "grades.csv")
     (row,) = csv.DictReader((tmp_path / "grades.csv").open(encoding="utf-8"))
     for column in ("student_id", "message", "review"):
@@ -307,7 +307,7 @@ def test_a_feedback_page_that_takes_too_long_is_cut_short_with_a_page_that_says_
     import time
 
     from transformer_course.grading import feedback
-    from transformer_course.grading.course import Course
+    from transformer_course.grading.course import Course, GradingContext
 
     class SlowCourse(Course):
         def run_converter(self, converter, **settings):
@@ -319,7 +319,7 @@ def test_a_feedback_page_that_takes_too_long_is_cut_short_with_a_page_that_says_
     (course.autograded_directory / "alice" / "01-attention" / "attention.ipynb").write_text("{}", encoding="utf-8")
     monkeypatch.setattr(feedback, "RENDER_SECONDS", 1)
     started = time.monotonic()
-    problem = feedback.write_feedback(course, "01-attention", "alice", "sqlite://")
+    problem = feedback.write_feedback(GradingContext(course, "01-attention", "sqlite://"), "alice")
     assert time.monotonic() - started < 10, "the time limit did not stop the rendering"
     assert problem is not None and "longer than 1 s" in problem, problem
     page = (course.feedback_directory / "alice" / "01-attention" / "attention.html").read_text(encoding="utf-8")

@@ -129,8 +129,8 @@ def test_a_roster_that_cannot_be_used_is_one_error_naming_what_is_wrong(tmp_path
 
 def _rows() -> list[SubmissionResult]:
     return [
-        SubmissionResult("s001", "01-attention", 16.0, 14.0, "graded", "", "", 0.0, 2.0),
-        SubmissionResult("s002", "01-attention", 9.0, 14.0, "graded", "", "", 2.0, 0.0),
+        SubmissionResult("s001", "01-attention", 16.0, 14.0, "graded", "", [], 0.0, 2.0),
+        SubmissionResult("s002", "01-attention", 9.0, 14.0, "graded", "", [], 2.0, 0.0),
         SubmissionResult("s003", "01-attention", 0.0, 14.0, "missing", "nothing was handed in"),
     ]
 

@@ -8,7 +8,14 @@ import copy
 import json
 
 import pytest
-from grading_support import copy_course, full_marks, notebook_name, solution_notebook, with_appended_code
+from grading_support import (
+    copy_course,
+    full_marks,
+    notebook_name,
+    run_nbgrader,
+    solution_notebook,
+    with_appended_code,
+)
 
 from transformer_course.grading.sandbox import WORKING_DIRECTORY
 
@@ -21,6 +28,11 @@ VISIBLE_ONLY_SCALING = (
     "        return scores / math.sqrt(d_k)\n"
     "    return scores\n"
 )
+
+
+def _nbgraders_own(course, *arguments: str) -> None:
+    finished = run_nbgrader(course.root, *arguments)
+    assert finished.returncode == 0, finished.stdout[-4000:] + finished.stderr[-4000:]
 
 
 def _with_answer(grade_id: str, code: str) -> dict:
@@ -39,7 +51,7 @@ def graded(tmp_path_factory):
     from nbgrader.api import Gradebook
 
     course = copy_course(tmp_path_factory.mktemp("course"))
-    course.nbgrader_or_raise("generate_assignment", FIRST, "--force")
+    _nbgraders_own(course, "generate_assignment", FIRST, "--force")
     submissions = {
         "honest": with_appended_code(
             solution_notebook(FIRST), "softmax", "import os\nprint('working in', os.getcwd())"
@@ -50,7 +62,7 @@ def graded(tmp_path_factory):
         folder = course.submitted_directory / student / FIRST
         folder.mkdir(parents=True)
         (folder / notebook_name(FIRST)).write_text(json.dumps(notebook), encoding="utf-8")
-    course.nbgrader_or_raise("autograde", FIRST, "--force")
+    _nbgraders_own(course, "autograde", FIRST, "--force")
     with Gradebook(course.default_db_url, course_id=course.course_id) as gradebook:
         grades = {
             student: {

@@ -53,7 +53,7 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from .course import Course, read_json_notebook
+from .course import Course, GradingContext, read_json_notebook
 from .feedback import write_feedback
 from .gradebook import remove_unreviewed_manual_scores
 from .intake import Given, Submission, keep_submitted, student_folders, take_in
@@ -125,7 +125,7 @@ def autograde(
         SandboxUnavailable: ``sandbox`` is asked for and bubblewrap is missing or cannot run.
         GradingStopped: the sandbox cannot start a kernel that imports the course; no grade is written.
     """
-    course.check_assignment(assignment)
+    context = GradingContext.of(course, assignment, db_url)
     course.bonus_cells(assignment)  # a grading.yml that names cells the notebook lacks stops the run before it starts
     submissions = Path(submissions)
     if not submissions.is_dir():
@@ -133,27 +133,25 @@ def autograde(
     if sandbox:
         check_bubblewrap()
     limits = limits or GradingLimits()
-    db_url = db_url or course.default_db_url
-    graded = _grade_class(course, assignment, submissions, jobs, limits, db_url, sandbox, scheduler, progress)
-    graded = _in_context(course, assignment, graded, roster, late, times or {})
-    return _report(course, assignment, db_url, due, graded, out, fresh)
+    graded = _grade_class(context, submissions, jobs, limits, sandbox, scheduler, progress)
+    graded = _with_the_class_list(context, graded, roster, late, times or {})
+    return _report(context, due, graded, out, fresh)
 
 
 def _report(
-    course: Course, assignment: str, db_url: str, due, graded: list[SubmissionResult], out: Path | None, fresh: bool
+    context: GradingContext, due: datetime | None, graded: list[SubmissionResult], out: Path | None, fresh: bool
 ) -> list[SubmissionResult]:
     """Step 6: this run's results with their points from the gradebook, and ``out`` written (the class, or this
     run's students when ``fresh``)."""
-    rows = {row.student_id: row for row in class_rows(course, assignment, db_url, due)}
+    rows = {row.student_id: row for row in class_rows(context, due)}
     results = [_with_points(result, rows.get(result.student_id)) for result in graded]
     if out is not None:
         write_csv(results if fresh else sorted(rows.values(), key=lambda row: row.student_id), Path(out))
     return results
 
 
-def _in_context(
-    course: Course,
-    assignment: str,
+def _with_the_class_list(
+    context: GradingContext,
     graded: list[SubmissionResult],
     roster: dict[str, Student] | None,
     late: set[str],
@@ -163,20 +161,20 @@ def _in_context(
     ``roster`` who handed nothing in, a folder whose id is not on it flagged, extensions and the LMS's submission
     times kept in the run record, and work the LMS marked late without a time said in the review."""
     for result in graded:
-        notes = [result.review] if result.review else []
         if roster is not None and result.student_id not in roster:
-            notes.append(f"{result.student_id} is not on the roster")
+            result.findings.append(f"{result.student_id} is not on the roster")
         result.submitted_at = times.get(result.student_id, result.submitted_at)
         if result.student_id in late and result.submitted_at is None:
-            notes.append("the LMS marked this submission late; no time was given, so no late penalty was charged")
+            result.findings.append(
+                "the LMS marked this submission late; no time was given, so no late penalty was charged"
+            )
         if roster is not None and result.student_id in roster:
             result.extension_days = roster[result.student_id].extension_days
-        result.review = "; ".join(notes)
-        keep_in_run_record(course.root, result)
+        keep_in_run_record(context.course.root, result)
     handed_in = {result.student_id for result in graded}
     for student_id in [] if roster is None else [student for student in roster if student not in handed_in]:
-        missing = SubmissionResult(student_id, assignment, 0.0, None, Status.MISSING, "nothing was handed in")
-        keep_in_run_record(course.root, missing)
+        missing = SubmissionResult(student_id, context.assignment, 0.0, None, Status.MISSING, "nothing was handed in")
+        keep_in_run_record(context.course.root, missing)
         graded.append(missing)
     return sorted(graded, key=lambda result: result.student_id)
 
@@ -191,17 +189,16 @@ def _with_points(result: SubmissionResult, row: SubmissionResult | None) -> Subm
 
 
 def _grade_class(
-    course: Course,
-    assignment: str,
+    context: GradingContext,
     submissions: Path,
     jobs: int | None,
     limits: GradingLimits,
-    db_url: str,
     sandbox: bool,
     scheduler: str | None,
     progress: bool,
 ) -> list[SubmissionResult]:
     """The self-test, then intake and grading of every student folder (steps 2 to 5 of the module docstring)."""
+    course, assignment = context.course, context.assignment
     students = student_folders(submissions)
     cgroup_prefix = f"transformer-course-{uuid.uuid4().hex[:8]}"
     with tempfile.TemporaryDirectory(prefix="autograde-") as scratch, ExitStack() as stack:
@@ -215,7 +212,7 @@ def _grade_class(
             problem = test.result()
         if problem is not None:
             raise GradingStopped(problem)
-        released = _register_assignment(course, assignment, db_url, Path(scratch))
+        released = _register_assignment(context, Path(scratch))
         sources = {path.name: read_json_notebook(path) for path in course.source_notebooks(assignment)}
         runs = {
             path.stem: SubmissionRun.of(course, assignment, path.stem, {}, package, limits, sandbox, cgroup_prefix)
@@ -226,15 +223,15 @@ def _grade_class(
             released, sources, setup_cell(course).source, policy.library_implementations + policy.learner_writes
         )
         taken_in = [take_in(submissions, student, assignment, given) for student in students]
-        grading = _ClassGrading(course, assignment, NbgraderSteps(course, assignment, db_url), runs, db_url)
+        class_grading = _ClassGrading(context, NbgraderSteps(context), runs)
         try:
-            results = grading.grade(taken_in, workers, progress)
+            results = class_grading.grade(taken_in, workers, progress)
         finally:
             remove_cgroups(cgroup_prefix)
-    if grading.starts.stopped is not None:
+    if class_grading.starts.stopped is not None:
         stopped = [result.student_id for result in results if result.status == Status.KERNEL_NOT_STARTED]
-        forget(db_url, course.course_id, assignment, stopped)
-        raise GradingStopped(grading.starts.stopped)
+        forget(context.db_url, course.course_id, assignment, stopped)
+        raise GradingStopped(class_grading.starts.stopped)
     return results
 
 
@@ -260,11 +257,13 @@ class _FailedStarts:
                 )
 
 
-def _register_assignment(course: Course, assignment: str, db_url: str, scratch: Path) -> dict[str, dict]:
+def _register_assignment(context: GradingContext, scratch: Path) -> dict[str, dict]:
     """Record the assignment's notebooks, cells and checksums in the gradebook (nbgrader's
     ``generate_assignment`` into a scratch release directory); return the released notebooks."""
-    course.run_converter("GenerateAssignment", assignment_id=assignment, release_directory=str(scratch), db_url=db_url)
-    return {path.name: read_json_notebook(path) for path in sorted((scratch / assignment).glob("*.ipynb"))}
+    context.course.run_converter(
+        "GenerateAssignment", assignment_id=context.assignment, release_directory=str(scratch), db_url=context.db_url
+    )
+    return {path.name: read_json_notebook(path) for path in sorted((scratch / context.assignment).glob("*.ipynb"))}
 
 
 class _ClassGrading:
@@ -275,8 +274,9 @@ class _ClassGrading:
     recorded as they come and a run that is stopped (:class:`_FailedStarts`) has sent no more.
     """
 
-    def __init__(self, course: Course, assignment: str, steps: NbgraderSteps, runs: dict, db_url: str):
-        self.course, self.assignment, self.steps, self.runs, self.db_url = course, assignment, steps, runs, db_url
+    def __init__(self, context: GradingContext, steps: NbgraderSteps, runs: dict):
+        self.context, self.steps, self.runs = context, steps, runs
+        self.course, self.assignment = context.course, context.assignment
         self.starts = _FailedStarts()
 
     def grade(self, submissions: list[Submission], workers: Workers, progress: bool) -> list[SubmissionResult]:
@@ -327,7 +327,9 @@ class _ClassGrading:
         started = time.perf_counter()
         try:
             kept_note = keep_submitted(self.course.submitted_directory, self.assignment, submission)
-            removed = remove_unreviewed_manual_scores(self.db_url, self.course.course_id, self.assignment, student_id)
+            removed = remove_unreviewed_manual_scores(
+                self.context.db_url, self.course.course_id, self.assignment, student_id
+            )
             notebooks = self.steps.restore(student_id, submission.notebooks, submission.submitted_at)
         except Exception as error:  # noqa: BLE001  (one submission's surprise must not stop the class)
             result.status, result.message = Status.ERROR, f"nbgrader could not restore the notebook: {_named(error)}"
@@ -341,7 +343,7 @@ class _ClassGrading:
     def _finish(self, flight: _InFlight) -> SubmissionResult:
         """Record a finished run in the gradebook and ``autograded/``, with its problems and the review's findings."""
         result = flight.result
-        result.review = "; ".join(flight.review.result() + flight.notes)
+        result.findings = flight.review.result() + flight.notes
         try:
             outcomes = flight.run.result()
         except Exception as error:  # noqa: BLE001  (a worker that died fails its own submission only)
@@ -349,7 +351,7 @@ class _ClassGrading:
             return result
         # what the run saw the learner's code do (a forbidden operator it reached), beside what the review read
         findings = [finding for outcome in outcomes for finding in outcome.findings]
-        result.review = "; ".join(filter(None, [result.review, *findings]))
+        result.findings += findings
         for outcome in outcomes:
             for step, seconds in outcome.seconds.items():
                 result.seconds[step] = result.seconds.get(step, 0.0) + seconds
@@ -366,7 +368,7 @@ class _ClassGrading:
             result.status, result.message = problem.status, problem.message
         if result.status != Status.KERNEL_NOT_STARTED:  # a page of the grader's own failure tells a learner nothing
             started = time.perf_counter()
-            problem = write_feedback(self.course, self.assignment, result.student_id, self.db_url)
+            problem = write_feedback(self.context, result.student_id)
             if problem is not None:
                 result.message = "; ".join(filter(None, [result.message, problem]))
             result.seconds["feedback"] = time.perf_counter() - started

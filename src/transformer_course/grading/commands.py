@@ -359,14 +359,14 @@ def _print_rows(results) -> None:
 
 
 def run_grades(arguments: argparse.Namespace) -> int:
+    from .course import GradingContext
     from .exports import write_canvas, write_moodle
     from .report import SubmissionResult, class_rows, write_csv
     from .status import Status
 
-    course = _course(arguments)
-    course.check_assignment(arguments.assignment)
+    context = GradingContext.of(_course(arguments), arguments.assignment, arguments.db_url)
     roster = _roster(arguments) or {}
-    rows = class_rows(course, arguments.assignment, arguments.db_url or course.default_db_url, arguments.due)
+    rows = class_rows(context, arguments.due)
     known = {row.student_id for row in rows}
     maximum = next((row.max_score for row in rows), None)
     rows += [
@@ -391,15 +391,15 @@ def run_grades(arguments: argparse.Namespace) -> int:
 
 
 def run_feedback(arguments: argparse.Namespace) -> int:
+    from .course import GradingContext
     from .feedback import write_class_feedback, zip_feedback
 
-    course = _course(arguments)
-    course.check_assignment(arguments.assignment)
-    problems = write_class_feedback(course, arguments.assignment, arguments.db_url or course.default_db_url)
-    archives = zip_feedback(course, arguments.assignment, arguments.zip) if arguments.zip else []
+    context = GradingContext.of(_course(arguments), arguments.assignment, arguments.db_url)
+    problems = write_class_feedback(context)
+    archives = zip_feedback(context.course, arguments.assignment, arguments.zip) if arguments.zip else []
     for student_id, problem in problems.items():
         print(f"{student_id:<24} {problem or 'feedback written'}")
-    where = course.feedback_directory / "<student_id>" / arguments.assignment
+    where = context.course.feedback_directory / "<student_id>" / arguments.assignment
     print(
         f"{len(problems)} students' feedback in {where}"
         + (f"; {len(archives)} archives in {arguments.zip}" if arguments.zip else "")

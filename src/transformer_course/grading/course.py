@@ -4,18 +4,19 @@ The repository root is nbgrader's course root (it holds ``nbgrader_config.py``):
 ``solutions/<assignment>/`` is the source directory (the notebook, its ``grading.yml`` and any data
 files), ``exercises/<assignment>/`` the release directory; ``submitted/``, ``autograded/``,
 ``feedback/`` and ``gradebook.db`` appear when grading. The names of these directories are
-nbgrader's: its ``CourseDirectory`` settings in ``nbgrader_config.py``, or their defaults. Every
-nbgrader command runs as a subprocess in that root, so that it reads the course's config.
+nbgrader's: its ``CourseDirectory`` settings in ``nbgrader_config.py``, or their defaults. nbgrader
+is called one way, :meth:`Course.run_converter`: its converters in this process, with the course's config.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import os
 import shutil
-import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -206,46 +207,6 @@ class Course:
             raise CourseError("_config.yml has no repository.url")
         return repository["url"].rstrip("/"), repository.get("branch", "main")
 
-    def nbgrader(
-        self,
-        *arguments: str,
-        timeout: float | None = None,
-        log_path: Path | None = None,
-        environment: dict[str, str] | None = None,
-    ) -> subprocess.CompletedProcess:
-        """Run ``nbgrader ARGUMENTS`` in the course root; output goes to ``log_path`` (or is captured).
-
-        ``environment`` adds variables for nbgrader and the kernels it starts.
-
-        Raises:
-            subprocess.TimeoutExpired: after ``timeout`` seconds (the whole process group is killed).
-        """
-        command = [sys.executable, "-m", "nbgrader", *arguments]
-        environment = dict(os.environ, PYTHONUNBUFFERED="1", PATH=_path_with_this_environment(), **(environment or {}))
-        log = open(log_path, "w", encoding="utf-8") if log_path else subprocess.PIPE
-        try:
-            process = subprocess.Popen(
-                command,
-                cwd=self.root,
-                env=environment,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                text=True,
-                start_new_session=True,
-            )
-            try:
-                output, _ = process.communicate(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, 9)  # nbgrader, its kernel and anything the kernel started
-                process.wait()
-                raise
-        finally:
-            if log_path:
-                log.close()
-        if log_path:
-            output = log_path.read_text(encoding="utf-8", errors="replace")
-        return subprocess.CompletedProcess(command, process.returncode, output, None)
-
     def run_converter(self, converter: str, **settings: str) -> None:
         """Run nbgrader's converter ``converter`` (``"GenerateAssignment"``, ``"GenerateFeedback"``...) in this
         process, forced, with the course's config and ``settings`` for its ``CourseDirectory`` (``assignment_id``,
@@ -266,26 +227,43 @@ class Course:
         config[converter].force = True
         instance = getattr(converters, converter)(coursedir=CourseDirectory(config=config), config=config)
         instance.log.setLevel(logging.CRITICAL)  # a failure is raised, and said, here
-        # nbgrader runs helper programs (alembic, when it creates a gradebook) found on PATH: this environment's first.
-        os.environ["PATH"] = _path_with_this_environment()
         try:
-            instance.start()
+            with _this_environments_programs_first():
+                instance.start()
         except converters.NbGraderException as error:
             raise CourseError(f"nbgrader's {converter} failed: {error}") from None
 
-    def nbgrader_or_raise(self, *arguments: str) -> str:
-        """Run nbgrader and raise :class:`CourseError` with its output if it fails."""
-        result = self.nbgrader(*arguments)
-        if result.returncode != 0:
-            raise CourseError(f"nbgrader {' '.join(arguments)} failed:\n{result.stdout[-4000:]}")
-        return result.stdout
 
-
-def _path_with_this_environment() -> str:
-    """PATH with this Python environment's scripts first: nbgrader runs helper programs (alembic) found on it."""
+@contextlib.contextmanager
+def _this_environments_programs_first() -> Iterator[None]:
+    """While nbgrader runs, PATH with this Python environment's scripts first, as PATH is when the environment is
+    activated: nbgrader runs a helper program found on it (alembic, when it creates a gradebook). PATH is as it was
+    afterwards."""
+    before = os.environ.get("PATH")
     here = os.path.dirname(sys.executable)
-    path = os.environ.get("PATH", "")
-    return path if path.split(os.pathsep)[0] == here else os.pathsep.join([here, path])
+    os.environ["PATH"] = os.pathsep.join([here, before]) if before else here
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ["PATH"]
+        else:
+            os.environ["PATH"] = before
+
+
+@dataclass(frozen=True)
+class GradingContext:
+    """What every grading step is given: an assignment of ``course`` and the gradebook it is graded into."""
+
+    course: Course
+    assignment: str
+    db_url: str
+
+    @classmethod
+    def of(cls, course: Course, assignment: str, db_url: str | None = None) -> GradingContext:
+        """The context of ``assignment`` (checked to exist), in ``db_url`` or the course's own gradebook."""
+        course.check_assignment(assignment)
+        return cls(course, assignment, db_url or course.default_db_url)
 
 
 def copy_course(source: Path, target: Path) -> Course:

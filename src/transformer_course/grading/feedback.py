@@ -39,7 +39,7 @@ from pathlib import Path
 from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
 from nbgrader.preprocessors import GetGrades
 
-from .course import Course, CourseError
+from .course import Course, CourseError, GradingContext
 
 TEMPLATE_DIRECTORY = Path(__file__).parent / "templates"
 TEMPLATE_NAME = "course_feedback"
@@ -126,9 +126,10 @@ class GetGradesAndPending(GetGrades):
             self.summary[f"{part}_score"] += grade.score or 0.0
 
 
-def write_feedback(course: Course, assignment: str, student_id: str, db_url: str) -> str | None:
-    """``student_id``'s feedback pages for ``assignment`` (nbgrader's ``GenerateFeedback``, in this process, within
+def write_feedback(context: GradingContext, student_id: str) -> str | None:
+    """``student_id``'s feedback pages for the assignment (nbgrader's ``GenerateFeedback``, in this process, within
     :data:`RENDER_SECONDS`); None, or what went wrong. A page that could not be made in time says so itself."""
+    course, assignment, db_url = context.course, context.assignment, context.db_url
     try:
         with _time_limit(RENDER_SECONDS):
             course.run_converter("GenerateFeedback", assignment_id=assignment, student_id=student_id, db_url=db_url)
@@ -142,11 +143,14 @@ def write_feedback(course: Course, assignment: str, student_id: str, db_url: str
     return None
 
 
-def write_class_feedback(course: Course, assignment: str, db_url: str) -> dict[str, str | None]:
-    """The feedback pages of every student with an autograded ``assignment``, made again from the gradebook:
+def write_class_feedback(context: GradingContext) -> dict[str, str | None]:
+    """The feedback pages of every student with an autograded assignment, made again from the gradebook:
     student id → None, or what went wrong."""
-    graded = sorted(path.parent.name for path in course.autograded_directory.glob(f"*/{assignment}"))
-    return {student_id: write_feedback(course, assignment, student_id, db_url) for student_id in graded}
+    autograded = context.course.autograded_directory.glob(f"*/{context.assignment}")
+    return {
+        student_id: write_feedback(context, student_id)
+        for student_id in sorted(path.parent.name for path in autograded)
+    }
 
 
 def zip_feedback(course: Course, assignment: str, directory: Path) -> list[Path]:

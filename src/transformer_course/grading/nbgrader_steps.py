@@ -42,16 +42,16 @@ from nbgrader.nbgraderformat.common import BaseMetadataValidator
 from nbgrader.preprocessors import CheckCellMetadata, Execute, SaveAutoGrades
 from sqlalchemy.exc import SAWarning
 
-from .course import Course
+from .course import GradingContext
 from .gradebook import VERDICTS, SaveAutoGradesKeepingReviews
 
 
 class NbgraderSteps:
-    """nbgrader's steps before and after one submission's run, for one assignment of ``course``."""
+    """nbgrader's steps before and after one submission's run, for the assignment of ``context``."""
 
-    def __init__(self, course: Course, assignment: str, db_url: str):
-        self.course, self.assignment, self.db_url = course, assignment, db_url
-        config = course.nbgrader_config
+    def __init__(self, context: GradingContext):
+        self.course, self.assignment, self.db_url = context.course, context.assignment, context.db_url
+        config = self.course.nbgrader_config
         defaults = Autograde.class_traits()
         sanitize = defaults["sanitize_preprocessors"].default()
         autograde = defaults["autograde_preprocessors"].default()

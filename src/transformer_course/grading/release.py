@@ -106,12 +106,11 @@ def release(course: Course, assignments: list[str] | None = None) -> list[Path]:
         # A scratch release directory and gradebook: releasing touches nothing but exercises/.
         # Releasing them all takes one nbgrader run ("*" matches every assignment).
         for pattern in ["*"] if assignments is None else names:
-            course.nbgrader_or_raise(
-                "generate_assignment",
-                pattern,
-                "--force",
-                f"--CourseDirectory.release_directory={scratch / 'release'}",
-                f"--CourseDirectory.db_url=sqlite:///{scratch / 'gradebook.db'}",
+            course.run_converter(
+                "GenerateAssignment",
+                assignment_id=pattern,
+                release_directory=str(scratch / "release"),
+                db_url=f"sqlite:///{scratch / 'gradebook.db'}",
             )
         for assignment in names:
             target = course.release_directory / assignment

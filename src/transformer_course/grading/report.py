@@ -31,7 +31,7 @@ from pathlib import Path
 
 from nbgrader.api import Gradebook, MissingEntry
 
-from .course import Course
+from .course import GradingContext
 from .lateness import LatePolicy, late_by
 from .status import GRADED_STATUSES, Status
 
@@ -44,7 +44,8 @@ RECORDS_DIRECTORY = "grading_records"
 
 @dataclass
 class SubmissionResult:
-    """One row of the grades CSV. ``review``: what the instructor should look at (the score stands)."""
+    """One row of the grades CSV. ``findings``: what the instructor should look at (the score stands), one item
+    each; the CSV's ``review`` column joins them."""
 
     student_id: str
     assignment: str
@@ -52,7 +53,7 @@ class SubmissionResult:
     max_score: float | None
     status: Status
     message: str
-    review: str = ""
+    findings: list[str] = field(default_factory=list)
     pending_manual_points: float | None = None
     bonus_score: float | None = None
     submitted_at: datetime | None = None  # from nbgrader's timestamp.txt or the LMS's times file
@@ -61,6 +62,11 @@ class SubmissionResult:
     extension_days: float = field(default=0.0, repr=False)  # the roster's, kept in the run record (not in the CSV)
     seconds: dict[str, float] = field(default_factory=dict, repr=False)  # by step, for benchmarks (not in the CSV)
 
+    @property
+    def review(self) -> str:
+        """The findings as the CSV's ``review`` column gives them."""
+        return "; ".join(self.findings)
+
 
 def records_path(course_root: Path, assignment: str) -> Path:
     """Where the run record of ``assignment`` is kept (see the module docstring)."""
@@ -68,7 +74,7 @@ def records_path(course_root: Path, assignment: str) -> Path:
 
 
 def read_records(course_root: Path, assignment: str) -> dict[str, dict]:
-    """student id → what the last run that graded them recorded (status, message, review, submitted_at)."""
+    """student id → what the last run that graded them recorded (status, message, findings, submitted_at)."""
     path = records_path(course_root, assignment)
     if not path.is_file():
         return {}
@@ -76,13 +82,13 @@ def read_records(course_root: Path, assignment: str) -> dict[str, dict]:
 
 
 def keep_in_run_record(course_root: Path, result: SubmissionResult) -> None:
-    """Keep ``result``'s status, message, review and submission time in its assignment's run record."""
+    """Keep ``result``'s status, message, findings and submission time in its assignment's run record."""
     path = records_path(course_root, result.assignment)
     records = read_records(course_root, result.assignment)
     records[result.student_id] = {
         "status": result.status,
         "message": result.message,
-        "review": result.review,
+        "findings": result.findings,
         "submitted_at": result.submitted_at.isoformat() if result.submitted_at else None,
         "extension_days": result.extension_days,
         "recorded_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -97,26 +103,27 @@ def _write_records(path: Path, records: dict[str, dict]) -> None:
     os.replace(file.name, path)  # whole or not at all, whenever the run is stopped
 
 
-def add_reviews(course_root: Path, assignment: str, findings: dict[str, list[str]]) -> None:
-    """Add each student's ``findings`` to their review in the run record (each once), leaving the rest as it is."""
+def add_findings(course_root: Path, assignment: str, findings: dict[str, list[str]]) -> None:
+    """Add each student's ``findings`` to theirs in the run record (each once), leaving the rest as it is."""
     path = records_path(course_root, assignment)
     records = read_records(course_root, assignment)
     for student_id, new in findings.items():
         kept = records.setdefault(
-            student_id, {"status": Status.GRADED, "message": "", "review": "", "submitted_at": None}
+            student_id, {"status": Status.GRADED, "message": "", "findings": [], "submitted_at": None}
         )
-        present = [item for item in kept["review"].split("; ") if item]
-        kept["review"] = "; ".join(present + [finding for finding in new if finding not in present])
+        present = kept.setdefault("findings", [])
+        present += [finding for finding in new if finding not in present]
     _write_records(path, records)
 
 
-def class_rows(course: Course, assignment: str, db_url: str, due: datetime | None = None) -> list[SubmissionResult]:
-    """One row per student the run record or the gradebook knows for ``assignment``, sorted by student id, with every
+def class_rows(context: GradingContext, due: datetime | None = None) -> list[SubmissionResult]:
+    """One row per student the run record or the gradebook knows for the assignment, sorted by student id, with every
     point read from the gradebook and lateness charged as ``grading.yml`` says (``due`` in place of its due date)."""
+    course, assignment = context.course, context.assignment
     policy = course.policy(assignment)
     bonus, due = course.bonus_cells(assignment), due or policy.due
     records = read_records(course.root, assignment)
-    with Gradebook(db_url, course_id=course.course_id) as gradebook:
+    with Gradebook(context.db_url, course_id=course.course_id) as gradebook:
         try:
             notebooks = gradebook.find_assignment(assignment).notebooks
         except MissingEntry:
@@ -127,9 +134,15 @@ def class_rows(course: Course, assignment: str, db_url: str, due: datetime | Non
         in_gradebook = {submission.student.id for submission in gradebook.assignment_submissions(assignment)}
         rows = []
         for student_id in sorted(set(records) | in_gradebook):
-            kept = records.get(student_id, {"status": Status.GRADED, "message": "", "review": ""})
+            kept = records.get(student_id, {"status": Status.GRADED, "message": ""})
             row = SubmissionResult(
-                student_id, assignment, None, core_maximum, Status(kept["status"]), kept["message"], kept["review"]
+                student_id,
+                assignment,
+                None,
+                core_maximum,
+                Status(kept["status"]),
+                kept["message"],
+                kept.get("findings", []),
             )
             if kept.get("submitted_at"):
                 row.submitted_at = datetime.fromisoformat(kept["submitted_at"])
@@ -172,6 +185,7 @@ def write_csv(results: list[SubmissionResult], path: Path) -> None:
         writer.writeheader()
         for result in results:
             row = asdict(result)
+            row["review"] = result.review
             row["submitted_at"] = result.submitted_at.isoformat() if result.submitted_at else None
             writer.writerow({column: spreadsheet_safe(row[column]) for column in CSV_COLUMNS})
 

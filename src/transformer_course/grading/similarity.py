@@ -27,7 +27,7 @@ from pathlib import Path
 from .course import Course, read_json_notebook
 from .intake import Given, student_folders, take_in
 from .release import setup_cell
-from .report import add_reviews
+from .report import add_findings
 
 # The share of a learner's fingerprints found in another's from which a pair is reported (copydetect's display
 # threshold), and the shortest match that counts (in tokens; copydetect's noise and guarantee thresholds).
@@ -102,7 +102,7 @@ def similarity_report(
         ]:
             if len(findings.setdefault(student, [])) < PAIRS_IN_A_REVIEW:
                 findings[student].append(f"{share:.0%} of the code is like {other}'s (see {Path(out).name})")
-    add_reviews(course.root, assignment, findings)
+    add_findings(course.root, assignment, findings)
     return pairs
 
 
