@@ -8,9 +8,9 @@ import pytest
 from grading_support import assignments, hidden_lines, released_text, solution_notebook
 
 from transformer_course.grading.course import Course, split_hidden_tests
-from transformer_course.grading.execute import run_hidden_tests
 from transformer_course.grading.hidden import Learner
 from transformer_course.grading.inside.plain_data import Raised
+from transformer_course.grading.judging import run_hidden_tests
 
 pytestmark = pytest.mark.needs_nbgrader
 

@@ -5,7 +5,8 @@ The map, by the two seams: the chain of steps that grades a class, and the sandb
 **The chain** (:mod:`.autograde` runs its steps in this order, one module each):
 :mod:`.self_test` (can a sandbox import the course?), :mod:`.intake` (a folder read as data),
 :mod:`.nbgrader_steps` (restore the test cells, then record the grades, with nbgrader's own steps),
-:mod:`.sandboxed_run` (one submission run and its test cells judged, in a worker of :mod:`.workers`),
+:mod:`.sandboxed_run` (one submission run, in a worker of :mod:`.workers`), whose test cells
+:mod:`.judging` judges (visible and hidden tests, a correct answer in a failed part's place, the verdict),
 :mod:`.review` (what the instructor should look at), :mod:`.feedback` (the learner's page) and
 :mod:`.report` (the run record and ``grades.csv``). How a submission ended is said in one vocabulary, :mod:`.status`.
 

@@ -1,20 +1,11 @@
-"""Executing a notebook cell by cell in a started runner, and judging a test cell's hidden tests.
+"""Executing a notebook cell by cell in a started runner.
 
 :func:`started` starts the runner (:mod:`transformer_course.grading.inside.runner`) as a launch says (in a
 sandbox, :mod:`transformer_course.grading.sandbox`, for autograde; as a plain process for ``check``)
-and gives a :class:`Session` that sends it the code cells one by one, within the limits. A test cell's
-visible tests run in the kernel, as the learner saw them; its hidden tests (the part between
-nbgrader's markers, taken from the source notebook in ``solutions/``, never from the submission) run
-in the grader's process, asking the kernel questions through :mod:`transformer_course.grading.hidden`
-(:func:`run_hidden_tests`). :mod:`transformer_course.grading.sandboxed_run` puts these together for
-one submission.
-
-**The grader decides each test cell's points**, not what the kernel printed: the cell passes when its
-visible tests raised no error in the kernel, no limit was hit and its hidden tests passed. That
-verdict goes to the gradebook (:class:`transformer_course.grading.gradebook.SaveAutoGradesKeepingReviews`),
-and the cell's outputs are rewritten to say the same to nbgrader's rules (:func:`scored_outputs`): the
-kernel's results become plain displays, so that no value a notebook publishes can be read as partial
-credit. The cell's source goes back to its visible tests, so the feedback page never shows the hidden ones.
+and gives a :class:`Session` that sends it the code cells one by one, within the limits, and answers a
+hidden test's questions to the kernel. :func:`execute_notebook` runs a notebook's code cells in order,
+asking a judge first (:class:`transformer_course.grading.judging.Judge`, which decides a test cell's
+points); :mod:`transformer_course.grading.sandboxed_run` puts these together for one submission.
 
 When the last cell has run, or the notebook's time is up, every process of the runner is killed;
 only then are the grades written. A cell that runs too long is interrupted, a kernel that dies or
@@ -27,21 +18,16 @@ from __future__ import annotations
 
 import contextlib
 import json
-import linecache
 import os
-import random
 import subprocess
 import tempfile
 import time
-import traceback
-import zlib
 from collections.abc import Callable, Iterator
 
-import torch
 from nbformat import NotebookNode
 from nbformat.v4 import new_output
 
-from .hidden import Learner, NoAnswer, answer_in_outputs, judging
+from .hidden import NoAnswer, answer_in_outputs
 from .limits import GradingLimits
 from .nbgrader_cells import grade_id
 from .pipe import MAX_LINE, Reply, Runner
@@ -266,51 +252,6 @@ def execute_notebook(
         if judge is not None and judge(cell, label):
             continue
         session.run_cell(cell, cell.source, label)
-
-
-def scored_outputs(outputs: list[NotebookNode], passed: bool) -> list[NotebookNode]:
-    """A test cell's outputs, rewritten so that nbgrader's rules read the grader's verdict from them.
-
-    nbgrader gives a test cell no points at its first error or standard-error stream, partial points
-    from its first ``execute_result``, and all of them otherwise. So every ``execute_result`` becomes
-    a display (a kernel may publish one before the tests run), a cell that passed keeps its standard
-    error as ordinary text (a warning is not a failure), and a cell that failed starts with an error.
-    """
-    rewritten = []
-    for output in outputs:
-        if output.output_type == "execute_result":
-            output = new_output("display_data", data=output.get("data", {}))
-        elif passed and output.output_type == "stream" and output.get("name") == "stderr":
-            output = new_output("stream", name="stdout", text=output.get("text", ""))
-        rewritten.append(output)
-    if not passed and not any(output.output_type == "error" for output in rewritten):
-        rewritten.insert(0, error_output(TEST_FAILED, "the tests of this cell did not pass"))
-    return rewritten
-
-
-def run_hidden_tests(code: str, name: str, learner: Learner) -> NotebookNode | None:
-    """Run a cell's hidden tests in this process against ``learner``; the error output if one fails.
-
-    The tests draw their random inputs from a generator seeded by ``name``, so that grading again
-    asks the same questions. A failure is told by the failing test's name and the message its author
-    wrote (what was expected and what came): never a line of the hidden code, which the feedback page
-    would show the learner.
-    """
-    filename = f"<hidden tests of {name}>"
-    linecache.cache[filename] = (len(code), None, code.splitlines(keepends=True), filename)  # for inspect.getsource
-    seed = zlib.crc32(name.encode("utf-8"))
-    random.seed(seed)
-    with torch.random.fork_rng(devices=[]), judging(learner):
-        torch.manual_seed(seed)
-        try:
-            exec(compile(code, filename, "exec"), {"__name__": "__hidden_tests__"})
-        except Exception as error:  # a failing check, or the learner's error re-raised: the test fails
-            # The hidden code's own frames: the cell's module, then the test @hidden_test ran, then its helpers.
-            frames = [frame for frame in traceback.extract_tb(error.__traceback__) if frame.filename == filename]
-            test = f"hidden test {frames[1].name}" if len(frames) > 1 else "the hidden tests of this cell"
-            message = str(error) or "(no message)"
-            return error_output(type(error).__name__, message, [f"{test} failed", f"{type(error).__name__}: {message}"])
-    return None
 
 
 def error_output(name: str, message: str, lines: list[str] | None = None) -> NotebookNode:

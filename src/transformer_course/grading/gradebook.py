@@ -15,6 +15,8 @@ from __future__ import annotations
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.preprocessors import SaveAutoGrades
 
+from .judging import VERDICTS
+
 
 def remove_unreviewed_manual_scores(db_url: str, course_id: str, assignment: str, student: str) -> list[str]:
     """Delete the manual scores of ``student``'s submission that no instructor reviewed; describe each."""
@@ -34,11 +36,6 @@ def remove_unreviewed_manual_scores(db_url: str, course_id: str, assignment: str
                     grade.extra_credit = None
         gradebook.db.commit()
     return removed
-
-
-# The key under which the execution step leaves, in nbgrader's resources, the grader's verdict on each
-# test cell (grade_id -> passed).
-VERDICTS = "transformer_course_verdicts"
 
 
 class SaveAutoGradesKeepingReviews(SaveAutoGrades):

@@ -43,7 +43,8 @@ from nbgrader.preprocessors import CheckCellMetadata, Execute, SaveAutoGrades
 from sqlalchemy.exc import SAWarning
 
 from .course import GradingContext
-from .gradebook import VERDICTS, SaveAutoGradesKeepingReviews
+from .gradebook import SaveAutoGradesKeepingReviews
+from .judging import VERDICTS
 
 
 class NbgraderSteps:

@@ -11,7 +11,7 @@ any worker: a process of the grader's own pool or a Dask worker on another machi
    outside the notebook's history;
 3. runs the code cells in order (:func:`transformer_course.grading.execute.execute_notebook`); a test
    cell's visible tests run in the kernel, its hidden tests here, in the worker, asking the kernel
-   questions (:func:`transformer_course.grading.execute.run_hidden_tests`);
+   questions (:func:`transformer_course.grading.judging.run_hidden_tests`);
 4. when a test cell fails, runs the source notebook's answers to that part in the kernel (quietly: their
    outputs are not kept), so that every later part is graded with a correct answer to this one in place of
    the learner's: one bug, or a cell that does not even parse, costs its own part's points only;
@@ -30,7 +30,6 @@ import io
 import os
 import tarfile
 import tempfile
-import threading
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -39,7 +38,6 @@ from pathlib import Path
 import nbformat
 import torch
 from nbformat import NotebookNode
-from nbformat.v4 import new_output
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Bool
 
@@ -47,26 +45,15 @@ from .course import Course, split_hidden_tests
 from .execute import (
     KERNEL_NOT_STARTED,
     SELF_TEST_CODE,
-    Session,
     error_output,
     execute_notebook,
-    run_hidden_tests,
-    scored_outputs,
     started,
 )
-from .gradebook import VERDICTS
 from .hidden import Learner
+from .judging import VERDICTS, Judge, answer_cells, reference_answers
 from .limits import GradingLimits
-from .nbgrader_cells import answer_sources, nbgrader_metadata, source_text, test_sources
 from .sandbox import SandboxSpec, matplotlib_font_list, runner_launch
 from .status import Problem, Status, worst
-
-# What a failed test cell says when a correct answer to its part is put in place of the learner's.
-REFERENCE_NOTE = "The later parts are graded with a correct answer to this part in place of yours.\n"
-
-# Hidden tests seed torch's and Python's global generators and set the learner they judge: in a worker
-# that runs several submissions in threads (a Dask worker with --nthreads above 1), one at a time.
-_JUDGING = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -255,82 +242,10 @@ def run_submission(run: SubmissionRun) -> RunOutcome:
                 session.ask, list(run.switched_off), list(run.forbidden_operators), answer_cells(notebook)
             )
             start = time.perf_counter()
-            execute_notebook(notebook, session, _Judge(run, session, learner, outcome))
+            execute_notebook(notebook, session, Judge(run, session, learner, outcome))
             seconds["notebook cells"] = time.perf_counter() - start - seconds["hidden tests"]
             outcome.problem = worst(session.problems)
     return outcome
-
-
-@dataclass
-class _Judge:
-    """Asked by :func:`transformer_course.grading.execute.execute_notebook` for each code cell: a test cell's visible
-    tests run in the kernel, its hidden tests here, and its verdict (and any finding) goes into ``outcome``."""
-
-    run: SubmissionRun
-    session: Session
-    learner: Learner
-    outcome: RunOutcome
-
-    def __call__(self, cell: NotebookNode, label: str) -> bool:
-        """Judge ``cell`` if it is a test cell (True), or leave it to the session (False)."""
-        grade_id = nbgrader_metadata(cell).get("grade_id")
-        if grade_id not in self.run.tests:
-            return False
-        visible, hidden_code = self.run.tests[grade_id]
-        passed = self.session.run_cell(cell, visible, label)
-        if passed and hidden_code:
-            failure = self._hidden_tests(hidden_code, grade_id, label)
-            if failure is not None:
-                cell.outputs.append(failure)
-                self.session.note_errors([failure], label)
-                passed = False
-        if not passed and grade_id in self.run.references and self.session.lost_in is None:
-            self.session.run_quietly(self.run.references[grade_id], f"{label} (a correct answer in its place)")
-            cell.outputs.append(new_output("stream", name="stdout", text=REFERENCE_NOTE))
-        cell.outputs = scored_outputs(cell.outputs, passed)
-        cell.source = visible
-        self.outcome.verdicts[grade_id] = passed
-        return True
-
-    def _hidden_tests(self, hidden_code: str, grade_id: str, label: str) -> NotebookNode | None:
-        """Run the cell's hidden tests: the error output of a failure, or None; a refused operator is a finding."""
-        started_hidden = time.perf_counter()
-        refused_before = len(self.learner.refused)
-        with _JUDGING:
-            failure = run_hidden_tests(hidden_code, f"{self.run.assignment}/{grade_id}", self.learner)
-        if len(self.learner.refused) > refused_before:
-            self.outcome.findings.append(f"{label}: {self.learner.refused[refused_before]}")
-        self.outcome.seconds["hidden tests"] += time.perf_counter() - started_hidden
-        return failure
-
-
-def answer_cells(notebook: NotebookNode) -> dict[str, str]:
-    """grade_id -> source of each of ``notebook``'s answer cells (the learner's, as handed in): what a hidden
-    test may run again (:meth:`transformer_course.grading.hidden.Learner.rerun`)."""
-    return answer_sources(notebook, code_only=True)
-
-
-def reference_answers(source: dict) -> dict[str, str]:
-    """grade_id of each test cell of the source notebook ``source`` that a later test cell follows -> the source of
-    the answer cells of its part (the code cells a learner fills in, since the test cell before it), joined.
-
-    The last test cell has none: nothing after it needs its answer, which may be long to run (a training run).
-    """
-    parts: dict[str, str] = {}
-    answers: list[str] = []
-    for cell in source.get("cells", []):
-        nbgrader = nbgrader_metadata(cell)
-        if cell.get("cell_type") != "code":
-            continue
-        if nbgrader.get("grade"):
-            if answers:
-                parts[nbgrader["grade_id"]] = "\n".join(answers)
-            answers = []
-        elif nbgrader.get("solution"):
-            answers.append(source_text(cell))
-    last_test = next(reversed(test_sources(source)), None)
-    parts.pop(last_test, None)
-    return parts
 
 
 class SandboxedExecute(NbGraderPreprocessor):
