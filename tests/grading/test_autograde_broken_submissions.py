@@ -69,6 +69,16 @@ def _broken_class() -> dict:
         "patches-comparisons": with_appended_code(
             solution, "project-qkv", "torch.testing.assert_close = lambda *args, **kwargs: None\n"
         ),
+        "hangs-in-hidden-tests": with_appended_code(
+            solution,
+            "softmax",
+            "import inspect\n"
+            "_softmax = softmax\n"
+            "def softmax(scores):  # hangs when a hidden test calls it (its question comes through the probe)\n"
+            "    while any('probe' in frame.filename for frame in inspect.stack()):\n"
+            "        pass\n"
+            "    return _softmax(scores)\n",
+        ),
         "uses-torch-softmax": with_appended_code(
             solution, "softmax", "def softmax(scores):\n    return torch.softmax(scores, dim=-1)\n"
         ),
@@ -135,6 +145,12 @@ def test_endless_loop_is_interrupted_and_the_rest_graded(broken_class):
     result = broken_class[0]["endless-loop"]
     assert result.status == "timeout" and "softmax" in result.message
     assert result.score == full_marks(FIRST)  # the loop came after the function it follows
+
+
+def test_a_function_that_hangs_only_under_the_hidden_tests_is_interrupted_and_its_status_says_so(broken_class):
+    result = broken_class[0]["hangs-in-hidden-tests"]
+    assert result.status == "timeout" and "a hidden test" in result.message, (result.status, result.message)
+    assert 0 < result.score < full_marks(FIRST), result.score  # softmax's part lost, the others graded
 
 
 def test_kernel_exit_keeps_the_points_earned_before_it(broken_class):

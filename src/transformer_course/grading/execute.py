@@ -81,7 +81,7 @@ class Session:
         own cells to show.
         """
         reply = self._execute(code, KERNEL_START_SECONDS, 2**12, answers=False, store_history=False)
-        self._problem(reply, "the imports before the notebook")
+        self._keep_problem(reply, "the imports before the notebook")
 
     def run_cell(self, cell: NotebookNode, code: str, label: str) -> bool:
         """Execute ``code`` for ``cell``, putting its outputs there. Returns True if it ran without an error."""
@@ -126,7 +126,7 @@ class Session:
         if self.lost_in is not None or left <= 0:
             return
         reply = self._execute(code, min(self.limits.cell_timeout, left), 2**12, answers=False, store_history=False)
-        self._problem(reply, label)
+        self._keep_problem(reply, label)
 
     def ask(self, request: dict):
         """Send a hidden test's request to the kernel and return its decoded answer."""
@@ -136,11 +136,20 @@ class Session:
         reply = self._execute(
             code, min(self.limits.cell_timeout, max(1.0, self.deadline - time.monotonic())), MAX_LINE // 2, answers=True
         )
-        problem = self._problem(reply, "a hidden test")
-        if problem is not None:
-            error, _ = problem
+        error = self._keep_problem(reply, "a hidden test")
+        if error is not None:
             raise NoAnswer(f"{error.ename}: {error.evalue}")
         return answer_in_outputs(reply.outputs)
+
+    def _keep_problem(self, reply: Reply, label: str) -> NotebookNode | None:
+        """Keep ``reply``'s problem, where no cell shows it (the imports, a correct answer run quietly, a hidden
+        test's question), among :attr:`problems`; return the error that says it, or None."""
+        problem = self._problem(reply, label)
+        if problem is None:
+            return None
+        error, found = problem
+        self.problems.append(found)
+        return error
 
     def _execute(
         self, code: str, timeout: float, output_limit: int, answers: bool, store_history: bool | None = None
