@@ -38,7 +38,7 @@ grading:
 	grep -v '^-e' requirements.txt > $(VENV)/constraints.txt
 	$(PYTHON) -m pip install --quiet "torch==$$(sed -n 's/^torch==//p' requirements.txt)" $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
 	$(PYTHON) -m pip install --quiet -e ".[grading]" -c $(VENV)/constraints.txt
-	$(VENV)/bin/transformer-course check --sandbox
+	$(VENV)/bin/transformer-course self-test
 
 clean:
 	rm -rf _build

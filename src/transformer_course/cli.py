@@ -7,6 +7,7 @@ Instructors:
     transformer-course feedback ASSIGNMENT [--zip DIR]         the feedback pages again, for learners
     transformer-course similarity ASSIGNMENT SUBMISSIONS_DIR   an HTML report of alike code (scores unchanged)
     transformer-course publish DIR                             the learners' copy: no solutions or hidden tests
+    transformer-course self-test                               can the sandbox run notebooks here, with these limits
 Learners:
     transformer-course check NOTEBOOK.ipynb                    run a notebook's visible tests
     transformer-course train --task numbers --minutes M        train the final-project model
@@ -35,6 +36,7 @@ COMMAND_GROUPS = {
         "release",
         "autograde",
         "check",
+        "self-test",
         "grades",
         "feedback",
         "similarity",

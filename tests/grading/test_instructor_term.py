@@ -258,7 +258,7 @@ def test_publishing_into_a_folder_holding_other_work_is_refused(tmp_path):
 
 def test_the_sandbox_check_names_the_memory_limit_that_stops_it(tmp_path):
     finished = subprocess.run(
-        [sys.executable, "-m", "transformer_course.cli", "check", "--sandbox", "--memory-limit-mb", "200"],
+        [sys.executable, "-m", "transformer_course.cli", "self-test", "--memory-limit-mb", "200"],
         capture_output=True,
         text=True,
         env=dict(os.environ),

@@ -252,7 +252,7 @@ class _FailedStarts:
             if self._in_a_row >= STOP_AFTER_FAILED_STARTS and self.stopped is None:
                 self.stopped = (
                     f"the kernel could not start in the sandbox for {self._in_a_row} submissions in a row "
-                    f"({result.message}); nothing was graded. Run `transformer-course check --sandbox` to see why; "
+                    f"({result.message}); nothing was graded. Run `transformer-course self-test` to see why; "
                     "--no-sandbox grades without the sandbox, for submissions you trust"
                 )
 

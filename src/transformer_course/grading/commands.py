@@ -1,5 +1,5 @@
-"""``transformer-course release | autograde | grades | feedback | publish | check`` (registered by
-:mod:`transformer_course.cli`).
+"""``transformer-course release | autograde | self-test | grades | feedback | similarity | publish | check``
+(registered by :mod:`transformer_course.cli`).
 
 nbgrader and the Jupyter machinery are imported when one of these commands runs, not when the
 command line starts: ``transformer-course train`` works where only the package is installed
@@ -29,6 +29,7 @@ def register(subcommands: argparse._SubParsersAction) -> None:
     _register_release(subcommands)
     _register_autograde(subcommands)
     _register_check(subcommands)
+    _register_self_test(subcommands)
     _register_after_grading(subcommands)
     _register_publish(subcommands)
 
@@ -99,20 +100,22 @@ def _register_autograde(subcommands: argparse._SubParsersAction) -> None:
 
 
 def _register_check(subcommands: argparse._SubParsersAction) -> None:
-    parser = subcommands.add_parser(
-        "check",
-        help="run a notebook's visible tests and show which pass (learners); "
-        "with --sandbox, test that autograde can run notebooks here (instructors)",
-    )
+    parser = subcommands.add_parser("check", help="run a notebook's visible tests and show which pass (learners)")
     parser.add_argument("notebook", type=Path, nargs="?", help="your notebook, e.g. attention.ipynb")
     parser.add_argument(
-        "--sandbox",
-        action="store_true",
-        help="instead of a notebook, check that the grader's sandbox starts a kernel that imports the course, "
-        "as autograde does before its first submission, with the same limits (the options below)",
+        "--cell-timeout", type=int, default=600, help="seconds a cell may run before it is interrupted (default: 600)"
     )
-    _add_limits(parser, cell_timeout=600)
     parser.set_defaults(run=_command(run_check))
+
+
+def _register_self_test(subcommands: argparse._SubParsersAction) -> None:
+    parser = subcommands.add_parser(
+        "self-test",
+        help="test that autograde can run notebooks here: a sandbox with these limits starts a kernel that imports "
+        "the course, as autograde does before its first submission (instructors)",
+    )
+    _add_limits(parser)
+    parser.set_defaults(run=_command(lambda arguments: run_self_test(_limits(arguments))))
 
 
 def _register_after_grading(subcommands: argparse._SubParsersAction) -> None:
@@ -432,10 +435,8 @@ def run_publish(arguments: argparse.Namespace) -> int:
 
 
 def run_check(arguments: argparse.Namespace) -> int:
-    if arguments.sandbox:
-        return run_self_test(_limits(arguments))
     if arguments.notebook is None:
-        raise UserError("name the notebook to check (transformer-course check attention.ipynb), or --sandbox")
+        raise UserError("name the notebook to check: transformer-course check attention.ipynb")
     from .check import check_notebook, format_report
 
     report = check_notebook(arguments.notebook, arguments.cell_timeout)
@@ -444,7 +445,7 @@ def run_check(arguments: argparse.Namespace) -> int:
 
 
 def run_self_test(limits: GradingLimits) -> int:
-    """``check --sandbox``: the grader's self-test (:mod:`transformer_course.grading.self_test`), for an instructor
+    """``self-test``: the grader's self-test (:mod:`transformer_course.grading.self_test`), for an instructor
     before the deadline, apart from the learner's ``check`` of a notebook: one line saying whether it passed."""
     from .autograde import GradingStopped
     from .redaction import redacted_package

@@ -1,6 +1,6 @@
 """The grader's self-test: can a sandbox with this run's limits start a kernel that imports the course?
 
-``autograde`` runs it before the first submission, and ``transformer-course check --sandbox`` runs it
+``autograde`` runs it before the first submission, and ``transformer-course self-test`` runs it
 alone, with the same limits (the same options). When it fails, the cause is found, not guessed: the
 test runs again with the memory and process limits lifted, and then with one of them lifted at a time.
 A limit whose lifting lets the kernel start is named, with its value and the option that raises it
