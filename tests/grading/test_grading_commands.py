@@ -55,9 +55,9 @@ def test_checking_a_file_that_is_not_json_says_so(tmp_path):
 
 def _autograde_with_grading_yml(tmp_path: Path, policy: str) -> SystemExit:
     """What ``autograde`` ends with in a copy of the course whose 01-attention/grading.yml reads ``policy``."""
-    from grading_support import copy_course
+    from transformer_course.grading.course import copy_course
 
-    course = copy_course(tmp_path / "course")
+    course = copy_course(REPOSITORY, tmp_path / "course")
     (course.source_directory / "01-attention" / "grading.yml").write_text(policy, encoding="utf-8")
     (tmp_path / "submissions" / "alice").mkdir(parents=True)
     arguments = ["autograde", "01-attention", str(tmp_path / "submissions"), "--course-root", str(course.root)]
