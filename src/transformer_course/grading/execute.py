@@ -105,11 +105,9 @@ class Session:
         cell.execution_count = reply.execution_count
         self._output_left -= sum(len(json.dumps(output)) for output in reply.outputs)
         self.note_errors(reply.outputs, label)
-        problem = self._problem(reply, label)
-        if problem is not None:
-            error, found = problem
+        error = self._keep_problem(reply, label)
+        if error is not None:
             cell.outputs.append(error)
-            self.problems.append(found)
         return not any(output.output_type == "error" for output in cell.outputs)
 
     def note_errors(self, outputs: list[NotebookNode], label: str) -> None:
@@ -142,8 +140,8 @@ class Session:
         return answer_in_outputs(reply.outputs)
 
     def _keep_problem(self, reply: Reply, label: str) -> NotebookNode | None:
-        """Keep ``reply``'s problem, where no cell shows it (the imports, a correct answer run quietly, a hidden
-        test's question), among :attr:`problems`; return the error that says it, or None."""
+        """Keep ``reply``'s problem, if it had one, among :attr:`problems` (wherever it happened: in a cell, the
+        imports, a correct answer run quietly, a hidden test's question); return the error that says it, or None."""
         problem = self._problem(reply, label)
         if problem is None:
             return None

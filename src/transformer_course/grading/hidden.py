@@ -228,8 +228,8 @@ def _local_learner(namespace: dict) -> Learner:
     if policy.is_file():
         from .policy import GradingPolicy
 
-        switched = GradingPolicy.from_file(policy).library_implementations
-        forbidden = GradingPolicy.from_file(policy).forbidden_operators
+        read = GradingPolicy.from_file(policy)
+        switched, forbidden = read.library_implementations, read.forbidden_operators
 
     def ask(request: dict) -> Any:
         crossed = json.loads(json.dumps(request))  # what crosses the wall is JSON, both ways

@@ -36,7 +36,7 @@ from nbformat.v4 import new_output
 
 from .execute import TEST_FAILED, Session, error_output
 from .hidden import Learner, judging
-from .nbgrader_cells import answer_sources, nbgrader_metadata, source_text, test_sources
+from .nbgrader_cells import nbgrader_metadata, source_text, test_sources
 
 if TYPE_CHECKING:
     from .sandboxed_run import RunOutcome, SubmissionRun
@@ -95,12 +95,6 @@ class Judge:
             self.outcome.findings.append(f"{label}: {self.learner.refused[refused_before]}")
         self.outcome.seconds["hidden tests"] += time.perf_counter() - started_hidden
         return failure
-
-
-def answer_cells(notebook: NotebookNode) -> dict[str, str]:
-    """grade_id -> source of each of ``notebook``'s answer cells (the learner's, as handed in): what a hidden
-    test may run again (:meth:`transformer_course.grading.hidden.Learner.rerun`)."""
-    return answer_sources(notebook, code_only=True)
 
 
 def reference_answers(source: dict) -> dict[str, str]:

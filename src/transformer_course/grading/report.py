@@ -111,9 +111,14 @@ def add_findings(course_root: Path, assignment: str, findings: dict[str, list[st
         kept = records.setdefault(
             student_id, {"status": Status.GRADED, "message": "", "findings": [], "submitted_at": None}
         )
-        present = kept.setdefault("findings", [])
+        present = kept.setdefault("findings", _findings(kept))
         present += [finding for finding in new if finding not in present]
     _write_records(path, records)
+
+
+def _findings(kept: dict) -> list[str]:
+    """A record's findings; a record written before findings were a list holds them as one ``review`` text."""
+    return kept.get("findings", [kept["review"]] if kept.get("review") else [])
 
 
 def class_rows(context: GradingContext, due: datetime | None = None) -> list[SubmissionResult]:
@@ -142,7 +147,7 @@ def class_rows(context: GradingContext, due: datetime | None = None) -> list[Sub
                 core_maximum,
                 Status(kept["status"]),
                 kept["message"],
-                kept.get("findings", []),
+                _findings(kept),
             )
             if kept.get("submitted_at"):
                 row.submitted_at = datetime.fromisoformat(kept["submitted_at"])

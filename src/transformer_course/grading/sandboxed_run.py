@@ -50,8 +50,9 @@ from .execute import (
     started,
 )
 from .hidden import Learner
-from .judging import VERDICTS, Judge, answer_cells, reference_answers
+from .judging import VERDICTS, Judge, reference_answers
 from .limits import GradingLimits
+from .nbgrader_cells import answer_sources
 from .sandbox import SandboxSpec, matplotlib_font_list, runner_launch
 from .status import Problem, Status, worst
 
@@ -238,9 +239,9 @@ def run_submission(run: SubmissionRun) -> RunOutcome:
             start = time.perf_counter()
             session.preload(SELF_TEST_CODE)
             seconds["imports"] = time.perf_counter() - start
-            learner = Learner(
-                session.ask, list(run.switched_off), list(run.forbidden_operators), answer_cells(notebook)
-            )
+            # The learner's answer cells, as handed in: what a hidden test may run again (Learner.rerun).
+            answers = answer_sources(notebook, code_only=True)
+            learner = Learner(session.ask, list(run.switched_off), list(run.forbidden_operators), answers)
             start = time.perf_counter()
             execute_notebook(notebook, session, Judge(run, session, learner, outcome))
             seconds["notebook cells"] = time.perf_counter() - start - seconds["hidden tests"]
