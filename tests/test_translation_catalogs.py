@@ -83,6 +83,12 @@ def test_a_term_may_be_retitled_but_not_retargeted():
     assert placeholders("{cite:t}`vaswani2017attention`") == placeholders("（{cite:t}`vaswani2017attention`）")
 
 
+def test_a_section_reference_may_be_retitled_but_not_retargeted():
+    source = "Counted as {ref}`chapter 8 <training-cost>` counts it."
+    assert lost_placeholders(source, "按 {ref}`第 8 章 <training-cost>` 的方式计数。") == ([], [])
+    assert lost_placeholders(source, "按 {ref}`第 8 章 <training-package-code>` 的方式计数。")[0]
+
+
 def _emphasis(text: str, markdown) -> list[str]:
     tokens = markdown.parseInline(text)
     return sorted(child.type for token in tokens for child in token.children or [] if child.type.endswith("_open"))

@@ -1,6 +1,6 @@
 """The course book's own Sphinx extension (registered in ``_config.yml`` under ``sphinx.local_extensions``).
 
-It does eight things:
+It does nine things:
 
 1. **MathJax from the site itself.** Sphinx loads MathJax from a CDN by default, so a reader
    offline (or a build checked on a closed network) sees raw ``$$`` instead of equations. The
@@ -44,6 +44,11 @@ It does eight things:
    the course's versions of a few (each says why); they are put first in the HTML builders' template
    path. Not through ``templates_path``: the gettext builder would extract their theme strings
    ("Search", "Color mode") into a catalog of the course's own.
+
+9. **A name for the toggle of a chapter's sections.** The theme's navigation opens the pages under a
+   chapter (chapter 8's last section) with a ``<summary>`` that holds only an icon, which a screen
+   reader announces as nothing (axe-core: ``summary-name``; WCAG 4.1.2). Each gets the chapter's
+   title and what it opens as its name, in the edition's language.
 """
 
 from __future__ import annotations
@@ -198,6 +203,30 @@ def name_folded_cells_by_their_prompt(app: Sphinx) -> None:
     app.add_node(HideCodeCellNode, override=True, html=(visit_folded_cell, depart_HideCellInput))
 
 
+# The name of the toggle that opens a chapter's sections in the navigation, by edition (see 9. above).
+SECTIONS_TOGGLE = {"en": "{title}: sections", "zh_CN": "{title}：各节"}
+
+
+def name_the_navigation_toggles(
+    app: Sphinx, pagename: str, templatename: str, context: dict[str, Any], doctree: Any
+) -> None:
+    """After the theme has added ``generate_toctree_html``: the same navigation, each icon-only toggle named."""
+    generate = context.get("generate_toctree_html")
+    if generate is None:
+        return
+    words = SECTIONS_TOGGLE.get(app.config.language, SECTIONS_TOGGLE["en"])
+
+    def with_named_toggles(*arguments: Any, **settings: Any) -> Any:
+        navigation = generate(*arguments, **settings)
+        for summary in navigation.select("li.has-children > details > summary"):
+            chapter = summary.find_parent("li").find("a", recursive=False)
+            if chapter is not None and not summary.get_text(strip=True):
+                summary["aria-label"] = words.format(title=chapter.get_text(strip=True))
+        return navigation
+
+    context["generate_toctree_html"] = with_named_toggles
+
+
 TEMPLATES = Path(__file__).resolve().parent.parent / "_templates"
 
 
@@ -226,4 +255,5 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("html-page-context", keep_colab_button_for_ipynb_only, priority=502)
     app.connect("html-page-context", drop_duplicate_scripts, priority=900)
     app.connect("html-page-context", link_the_other_edition)
+    app.connect("html-page-context", name_the_navigation_toggles, priority=600)  # after the theme's (500)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

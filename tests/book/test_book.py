@@ -427,9 +427,9 @@ def visits(browser, site_url) -> dict[str, PageVisit]:
     _screenshot(browser, site_url, "book/09-decoding", "09-figure-1.png", scroll_to_first_figure=True)
     _screenshot(browser, site_url, "book/09-decoding", "09-every-head.png", scroll_to="every-head")
     # Table 3 at small scale: every seed's score of every variant, against the base's spread.
-    _screenshot(browser, site_url, "book/08-training", "08-table-3.png", scroll_to="the-paper-s-table-3")
+    _screenshot(browser, site_url, "book/08-experiments", "08-table-3.png", scroll_to="table-3")
     # Table 2 at small scale: quality against training cost, the Transformer and the GRU, beside the paper's.
-    _screenshot(browser, site_url, "book/08-training", "08-table-2.png", scroll_to="the-paper-s-table-2")
+    _screenshot(browser, site_url, "book/08-experiments", "08-table-2.png", scroll_to="table-2")
     # The mechanisms, drawn from the package's own tensors and functions.
     for page, name, section in (
         ("book/01-attention", "01-qkv.png", "the-three-projections"),

@@ -41,9 +41,15 @@ SHARED_RUN = "book_numbers_run("  # pages that call it share one run directory: 
 
 
 def toc_pages(root: Path) -> list[str]:
-    """Every document of ``_toc.yml``, in reading order (paths without suffix): the pages an edition has."""
+    """Every document of ``_toc.yml``, in reading order (paths without suffix), a chapter's sections after
+    it: the pages an edition has."""
     toc = yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8"))
-    return [toc["root"], *(chapter["file"] for part in toc.get("parts", []) for chapter in part["chapters"])]
+    return [toc["root"], *_files(chapter for part in toc.get("parts", []) for chapter in part["chapters"])]
+
+
+def _files(entries) -> list[str]:
+    """The files of ``entries`` of ``_toc.yml`` and of their ``sections``, depth first."""
+    return [page for entry in entries for page in (entry["file"], *_files(entry.get("sections", [])))]
 
 
 def edition_config(root: Path, language: str) -> dict:

@@ -6,10 +6,10 @@ fills each entry's ``msgstr``, and the Chinese build puts the translations in pl
 Everything that is not prose must come through a translation unchanged, or the Chinese edition
 would show another number, formula or link than the English one:
 
-* glued numbers (``{glue:text}`page.md::key:.2f```) and every other role but two, whole:
+* glued numbers (``{glue:text}`page.md::key:.2f```) and every other role but three, whole:
   citations, equation references, ``{eq}``, ``{numref}``;
-* ``{term}`` and ``{doc}`` roles keep their target and may translate their text
-  (``{term}`注意力 <attention>```);
+* ``{term}``, ``{doc}`` and ``{ref}`` roles keep their target and may translate their text
+  (``{term}`注意力 <attention>```, ``{ref}`第 8 章 <training-cost>```);
 * inline math (``$…$``), inline code and the address of every link.
 
 :func:`placeholders` lists these parts of a message, so that a test can require a translation to
@@ -27,7 +27,7 @@ import re
 from collections import Counter
 
 ROLE = re.compile(r"\{(?P<name>[\w:+-]+)\}`(?P<content>[^`]*)`")
-RETARGETABLE = {"term", "doc"}  # roles whose text may be translated: `text <target>`
+RETARGETABLE = {"term", "doc", "ref"}  # roles whose text may be translated: `text <target>`
 EXPLICIT_TARGET = re.compile(r"^(?P<text>.*?)\s*<(?P<target>[^<>]+)>$", re.DOTALL)
 DISPLAY_MATH = re.compile(r"\$\$.+?\$\$", re.DOTALL)
 INLINE_MATH = re.compile(r"(?<![\\$])\$(?!\$)(?:\\.|[^$\\])+?\$")
