@@ -164,9 +164,9 @@ def test_a_passing_test_cell_keeps_its_warnings_as_text_not_as_a_failure():
 
 @pytest.mark.needs_nbgrader
 def test_grades_csv_neutralises_fields_a_spreadsheet_would_run(tmp_path):
-    from transformer_course.grading.autograde import SubmissionResult, write_csv
+    from transformer_course.grading.autograde import Submission, write_csv
 
-    results = [SubmissionResult("=2+5", "01-attention", None, None, "invalid_student_id", "@SUM(1)", ["-cmd|x"])]
+    results = [Submission("=2+5", "01-attention", None, None, "invalid_student_id", "@SUM(1)", ["-cmd|x"])]
     write_csv(results, tmp_path / "grades.csv")
     (row,) = csv.DictReader((tmp_path / "grades.csv").open(encoding="utf-8"))
     for column in ("student_id", "message", "review"):
@@ -269,8 +269,8 @@ def test_a_notebook_of_twenty_thousand_small_cells_is_refused_at_intake(tmp_path
     (tmp_path / "mallory").mkdir()
     (tmp_path / "mallory" / "attention.ipynb").write_text(json.dumps(flood), encoding="utf-8")
     submission = take_in(tmp_path, "mallory", "01-attention", _given(released))
-    assert submission.rejection is not None and submission.rejection[0] == "refused", submission.rejection
-    assert "20," in submission.rejection[1] and "cells" in submission.rejection[1], submission.rejection
+    assert submission.status == "refused", submission
+    assert "20," in submission.message and "cells" in submission.message, submission.message
 
 
 @pytest.mark.needs_nbgrader  # nbgrader's checksums
@@ -284,7 +284,7 @@ def test_a_notebook_with_some_cells_of_notes_added_is_taken_in(tmp_path):
         json.dumps({**released, "cells": released["cells"] + notes}), encoding="utf-8"
     )
     submission = take_in(tmp_path, "alice", "01-attention", _given(released))
-    assert submission.rejection is None, submission.rejection
+    assert submission.status == "graded", submission.message
 
 
 @pytest.mark.needs_nbgrader  # nbgrader's checksums

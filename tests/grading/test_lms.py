@@ -17,8 +17,8 @@ pytest.importorskip("nbgrader", reason=NBGRADER_MISSING)  # the grades come from
 
 from transformer_course.grading.exports import write_canvas, write_moodle
 from transformer_course.grading.lms import unpack
-from transformer_course.grading.report import SubmissionResult
 from transformer_course.grading.roster import RosterError, read_roster
+from transformer_course.grading.submission import Submission
 
 pytestmark = pytest.mark.needs_nbgrader
 
@@ -127,11 +127,11 @@ def test_a_roster_that_cannot_be_used_is_one_error_naming_what_is_wrong(tmp_path
         read_roster(path)
 
 
-def _rows() -> list[SubmissionResult]:
+def _rows() -> list[Submission]:
     return [
-        SubmissionResult("s001", "01-attention", 16.0, 14.0, "graded", "", [], 0.0, 2.0),
-        SubmissionResult("s002", "01-attention", 9.0, 14.0, "graded", "", [], 2.0, 0.0),
-        SubmissionResult("s003", "01-attention", 0.0, 14.0, "missing", "nothing was handed in"),
+        Submission("s001", "01-attention", 16.0, 14.0, "graded", "", [], 0.0, 2.0),
+        Submission("s002", "01-attention", 9.0, 14.0, "graded", "", [], 2.0, 0.0),
+        Submission("s003", "01-attention", 0.0, 14.0, "missing", "nothing was handed in"),
     ]
 
 

@@ -56,20 +56,21 @@ from tqdm.auto import tqdm
 from .course import Course, GradingContext, read_json_notebook
 from .feedback import write_feedback
 from .gradebook import remove_unreviewed_manual_scores
-from .intake import Given, Submission, keep_submitted, student_folders, take_in
+from .intake import Given, keep_submitted, student_folders, take_in
 from .limits import GradingLimits
 from .nbgrader_steps import NbgraderSteps, forget
 from .release import setup_cell
-from .report import CSV_COLUMNS, SubmissionResult, class_rows, keep_in_run_record, write_csv
+from .report import CSV_COLUMNS, class_rows, keep_in_run_record, write_csv
 from .review import bounded_review
 from .roster import Student
 from .sandbox import check_bubblewrap, remove_cgroups
 from .sandboxed_run import PackageArchive, SubmissionRun, run_notebooks
 from .self_test import diagnosed_self_test
 from .status import Status, worst
+from .submission import Submission
 from .workers import Workers
 
-__all__ = ["CSV_COLUMNS", "GradingLimits", "Status", "SubmissionResult", "autograde", "write_csv"]
+__all__ = ["CSV_COLUMNS", "GradingLimits", "Status", "Submission", "autograde", "write_csv"]
 
 # Submissions in a row whose kernel could not start before the run is stopped as the grader's fault.
 STOP_AFTER_FAILED_STARTS = 3
@@ -96,7 +97,7 @@ def autograde(
     sandbox: bool = True,
     scheduler: str | None = None,
     progress: bool = False,
-) -> list[SubmissionResult]:
+) -> list[Submission]:
     """Grade every ``<student_id>/<notebook>.ipynb`` under ``submissions``; see the module docstring.
 
     Args:
@@ -139,53 +140,53 @@ def autograde(
 
 
 def _report(
-    context: GradingContext, due: datetime | None, graded: list[SubmissionResult], out: Path | None, fresh: bool
-) -> list[SubmissionResult]:
-    """Step 6: this run's results with their points from the gradebook, and ``out`` written (the class, or this
+    context: GradingContext, due: datetime | None, graded: list[Submission], out: Path | None, fresh: bool
+) -> list[Submission]:
+    """Step 6: this run's submissions with their points from the gradebook, and ``out`` written (the class, or this
     run's students when ``fresh``)."""
     rows = {row.student_id: row for row in class_rows(context, due)}
-    results = [_with_points(result, rows.get(result.student_id)) for result in graded]
+    submissions = [_with_points(submission, rows.get(submission.student_id)) for submission in graded]
     if out is not None:
-        write_csv(results if fresh else sorted(rows.values(), key=lambda row: row.student_id), Path(out))
-    return results
+        write_csv(submissions if fresh else sorted(rows.values(), key=lambda row: row.student_id), Path(out))
+    return submissions
 
 
 def _with_the_class_list(
     context: GradingContext,
-    graded: list[SubmissionResult],
+    graded: list[Submission],
     roster: dict[str, Student] | None,
     late: set[str],
     times: dict[str, datetime],
-) -> list[SubmissionResult]:
-    """This run's results with what the class list and the LMS say: a ``missing`` row (score 0) for each student on
+) -> list[Submission]:
+    """This run's submissions with what the class list and the LMS say: a ``missing`` row (score 0) for each student on
     ``roster`` who handed nothing in, a folder whose id is not on it flagged, extensions and the LMS's submission
     times kept in the run record, and work the LMS marked late without a time said in the review."""
-    for result in graded:
-        if roster is not None and result.student_id not in roster:
-            result.findings.append(f"{result.student_id} is not on the roster")
-        result.submitted_at = times.get(result.student_id, result.submitted_at)
-        if result.student_id in late and result.submitted_at is None:
-            result.findings.append(
+    for submission in graded:
+        if roster is not None and submission.student_id not in roster:
+            submission.findings.append(f"{submission.student_id} is not on the roster")
+        submission.submitted_at = times.get(submission.student_id, submission.submitted_at)
+        if submission.student_id in late and submission.submitted_at is None:
+            submission.findings.append(
                 "the LMS marked this submission late; no time was given, so no late penalty was charged"
             )
-        if roster is not None and result.student_id in roster:
-            result.extension_days = roster[result.student_id].extension_days
-        keep_in_run_record(context.course.root, result)
-    handed_in = {result.student_id for result in graded}
+        if roster is not None and submission.student_id in roster:
+            submission.extension_days = roster[submission.student_id].extension_days
+        keep_in_run_record(context.course.root, submission)
+    handed_in = {submission.student_id for submission in graded}
     for student_id in [] if roster is None else [student for student in roster if student not in handed_in]:
-        missing = SubmissionResult(student_id, context.assignment, 0.0, None, Status.MISSING, "nothing was handed in")
+        missing = Submission(student_id, context.assignment, 0.0, None, Status.MISSING, "nothing was handed in")
         keep_in_run_record(context.course.root, missing)
         graded.append(missing)
-    return sorted(graded, key=lambda result: result.student_id)
+    return sorted(graded, key=lambda submission: submission.student_id)
 
 
-def _with_points(result: SubmissionResult, row: SubmissionResult | None) -> SubmissionResult:
-    """This run's ``result`` with its points as the gradebook now holds them."""
+def _with_points(submission: Submission, row: Submission | None) -> Submission:
+    """This run's ``submission`` with its points as the gradebook now holds them."""
     if row is not None:
-        result.score, result.max_score = row.score, row.max_score
-        result.pending_manual_points, result.bonus_score = row.pending_manual_points, row.bonus_score
-        result.late_by, result.penalty = row.late_by, row.penalty
-    return result
+        submission.score, submission.max_score = row.score, row.max_score
+        submission.pending_manual_points, submission.bonus_score = row.pending_manual_points, row.bonus_score
+        submission.late_by, submission.penalty = row.late_by, row.penalty
+    return submission
 
 
 def _grade_class(
@@ -196,43 +197,68 @@ def _grade_class(
     sandbox: bool,
     scheduler: str | None,
     progress: bool,
-) -> list[SubmissionResult]:
-    """The self-test, then intake and grading of every student folder (steps 2 to 5 of the module docstring)."""
+) -> list[Submission]:
+    """Steps 1 to 5 of the module docstring, for every student folder under ``submissions``."""
     course, assignment = context.course, context.assignment
-    students = student_folders(submissions)
     cgroup_prefix = f"transformer-course-{uuid.uuid4().hex[:8]}"
     with tempfile.TemporaryDirectory(prefix="autograde-") as scratch, ExitStack() as stack:
-        package_directory = course.redacted_package(assignment, Path(scratch) / "package")
-        # The self-test's kernel starts while the package is packed and the workers import what they run.
-        with ThreadPoolExecutor(max_workers=1) as tester:
-            test = tester.submit(diagnosed_self_test, package_directory, limits, sandbox, Path(scratch) / "self-test")
-            package = PackageArchive.of(package_directory)
-            workers = stack.enter_context(Workers(jobs, scheduler))
-            workers.warm_up("transformer_course.grading.sandboxed_run")
-            problem = test.result()
-        if problem is not None:
-            raise GradingStopped(problem)
+        workers = stack.enter_context(Workers(jobs, scheduler))
+        package = _self_tested_package(context, limits, sandbox, workers, Path(scratch))
         released = _register_assignment(context, Path(scratch))
-        sources = {path.name: read_json_notebook(path) for path in course.source_notebooks(assignment)}
+        taken_in = _intake(context, submissions, released)
         runs = {
             path.stem: SubmissionRun.of(course, assignment, path.stem, {}, package, limits, sandbox, cgroup_prefix)
             for path in course.source_notebooks(assignment)
         }
-        policy = course.policy(assignment)
-        given = Given(
-            released, sources, setup_cell(course).source, policy.library_implementations + policy.learner_writes
-        )
-        taken_in = [take_in(submissions, student, assignment, given) for student in students]
         class_grading = _ClassGrading(context, NbgraderSteps(context), runs)
         try:
-            results = class_grading.grade(taken_in, workers, progress)
+            graded = class_grading.grade(taken_in, workers, progress)
         finally:
             remove_cgroups(cgroup_prefix)
     if class_grading.starts.stopped is not None:
-        stopped = [result.student_id for result in results if result.status == Status.KERNEL_NOT_STARTED]
+        stopped = [submission.student_id for submission in graded if submission.status == Status.KERNEL_NOT_STARTED]
         forget(context.db_url, course.course_id, assignment, stopped)
         raise GradingStopped(class_grading.starts.stopped)
-    return results
+    return graded
+
+
+def _self_tested_package(
+    context: GradingContext, limits: GradingLimits, sandbox: bool, workers: Workers, scratch: Path
+) -> PackageArchive:
+    """Step 2: the course package without the assignment's answers, packed for the workers, once a sandbox has
+    imported it; :class:`GradingStopped` with the reason where it could not."""
+    package_directory = context.course.redacted_package(context.assignment, scratch / "package")
+    # The self-test's kernel starts while the package is packed and the workers import what they run.
+    with ThreadPoolExecutor(max_workers=1) as tester:
+        test = tester.submit(diagnosed_self_test, package_directory, limits, sandbox, scratch / "self-test")
+        package = PackageArchive.of(package_directory)
+        workers.warm_up("transformer_course.grading.sandboxed_run")
+        problem = test.result()
+    if problem is not None:
+        raise GradingStopped(problem)
+    return package
+
+
+def _register_assignment(context: GradingContext, scratch: Path) -> dict[str, dict]:
+    """Step 1: record the assignment's notebooks, cells and checksums in the gradebook (nbgrader's
+    ``generate_assignment`` into a scratch release directory); return the released notebooks."""
+    context.course.run_converter(
+        "GenerateAssignment", assignment_id=context.assignment, release_directory=str(scratch), db_url=context.db_url
+    )
+    return {path.name: read_json_notebook(path) for path in sorted((scratch / context.assignment).glob("*.ipynb"))}
+
+
+def _intake(context: GradingContext, submissions: Path, released: dict[str, dict]) -> list[Submission]:
+    """Step 3: every student folder under ``submissions`` taken in, each against what was released."""
+    course, assignment = context.course, context.assignment
+    policy = course.policy(assignment)
+    given = Given(
+        released,
+        {path.name: read_json_notebook(path) for path in course.source_notebooks(assignment)},
+        setup_cell(course).source,
+        policy.library_implementations + policy.learner_writes,
+    )
+    return [take_in(submissions, student, assignment, given) for student in student_folders(submissions)]
 
 
 class _FailedStarts:
@@ -243,27 +269,18 @@ class _FailedStarts:
         self._in_a_row = 0
         self.stopped: str | None = None
 
-    def count(self, result: SubmissionResult) -> None:
+    def count(self, submission: Submission) -> None:
         with self._lock:
-            if result.status != Status.KERNEL_NOT_STARTED:
+            if submission.status != Status.KERNEL_NOT_STARTED:
                 self._in_a_row = 0
                 return
             self._in_a_row += 1
             if self._in_a_row >= STOP_AFTER_FAILED_STARTS and self.stopped is None:
                 self.stopped = (
                     f"the kernel could not start in the sandbox for {self._in_a_row} submissions in a row "
-                    f"({result.message}); nothing was graded. Run `transformer-course self-test` to see why; "
+                    f"({submission.message}); nothing was graded. Run `transformer-course self-test` to see why; "
                     "--no-sandbox grades without the sandbox, for submissions you trust"
                 )
-
-
-def _register_assignment(context: GradingContext, scratch: Path) -> dict[str, dict]:
-    """Record the assignment's notebooks, cells and checksums in the gradebook (nbgrader's
-    ``generate_assignment`` into a scratch release directory); return the released notebooks."""
-    context.course.run_converter(
-        "GenerateAssignment", assignment_id=context.assignment, release_directory=str(scratch), db_url=context.db_url
-    )
-    return {path.name: read_json_notebook(path) for path in sorted((scratch / context.assignment).glob("*.ipynb"))}
 
 
 class _ClassGrading:
@@ -274,115 +291,119 @@ class _ClassGrading:
     recorded as they come and a run that is stopped (:class:`_FailedStarts`) has sent no more.
     """
 
-    def __init__(self, context: GradingContext, steps: NbgraderSteps, runs: dict):
+    def __init__(self, context: GradingContext, steps: NbgraderSteps, runs: dict[str, SubmissionRun]):
         self.context, self.steps, self.runs = context, steps, runs
         self.course, self.assignment = context.course, context.assignment
         self.starts = _FailedStarts()
 
-    def grade(self, submissions: list[Submission], workers: Workers, progress: bool) -> list[SubmissionResult]:
-        results: list[SubmissionResult] = []
+    def grade(self, submissions: list[Submission], workers: Workers, progress: bool) -> list[Submission]:
+        graded: list[Submission] = []
         waiting = deque(submissions)
         in_flight: dict[Future, _InFlight] = {}
         bar = tqdm(total=len(submissions), desc=f"grading {self.assignment}", unit="submission", disable=not progress)
         with bar, ThreadPoolExecutor(max_workers=workers.slots) as reviewers:
             while waiting or in_flight:
                 while waiting and len(in_flight) <= workers.slots:  # one waiting, for the first worker free
-                    flight = self._start(waiting.popleft(), workers, reviewers)
-                    if isinstance(flight, SubmissionResult):
-                        self._done(flight, results, bar)
+                    submission = waiting.popleft()
+                    flight = self._start(submission, workers, reviewers)
+                    if flight is None:
+                        self._done(submission, graded, bar)
                     else:
                         in_flight[flight.run] = flight
                 if in_flight:
                     finished, _ = wait(in_flight, return_when=FIRST_COMPLETED)
                     for future in finished:
-                        self._done(self._finish(in_flight.pop(future)), results, bar)
-        return sorted(results, key=lambda result: result.student_id)
+                        self._done(self._finish(in_flight.pop(future)), graded, bar)
+        return sorted(graded, key=lambda submission: submission.student_id)
 
-    def _done(self, result: SubmissionResult, results: list[SubmissionResult], bar) -> None:
-        self.starts.count(result)
-        keep_in_run_record(self.course.root, result)
-        results.append(result)
+    def _done(self, submission: Submission, graded: list[Submission], bar) -> None:
+        self.starts.count(submission)
+        keep_in_run_record(self.course.root, submission)
+        graded.append(submission)
         bar.update(1)
-        failed = sum(result.status not in (Status.GRADED, Status.TESTS_RESTORED) for result in results)
+        failed = sum(submission.status not in (Status.GRADED, Status.TESTS_RESTORED) for submission in graded)
         bar.set_postfix(failed=failed, refresh=False)
 
-    def _start(self, submission: Submission, workers: Workers, reviewers: ThreadPoolExecutor):
-        """Restore a submission and hand its run to a worker; the result already, where there is nothing to run."""
-        student_id = submission.student_id
-        if submission.rejection is not None:
-            return SubmissionResult(student_id, self.assignment, None, None, *submission.rejection)
+    def _start(self, submission: Submission, workers: Workers, reviewers: ThreadPoolExecutor) -> _InFlight | None:
+        """Restore a submission and hand its run to a worker, and its review to a thread; None where there is
+        nothing to run (intake refused it, or the run has stopped), or nbgrader could not restore it."""
+        if submission.status != Status.GRADED:
+            return None  # intake said why
         if self.starts.stopped is not None:
-            return SubmissionResult(
-                student_id, self.assignment, None, None, Status.NOT_GRADED, Status.NOT_GRADED.meaning
-            )
-        result = SubmissionResult(student_id, self.assignment, None, None, Status.GRADED, "")
-        result.submitted_at = submission.submitted_at
+            submission.end(Status.NOT_GRADED, Status.NOT_GRADED.meaning)
+            return None
+        try:
+            notebooks = self._restore(submission)
+        except Exception as error:  # noqa: BLE001  (one submission's surprise must not stop the class)
+            submission.end(Status.ERROR, f"nbgrader could not restore the notebook: {_named(error)}")
+            return None
+        runs = tuple(replace(self.runs[name], notebook=notebook) for name, notebook in notebooks.items())
+        review = reviewers.submit(bounded_review, submission.learner_cells, submission.library_implementations)
+        return _InFlight(submission, workers.submit(run_notebooks, runs), review, tuple(notebooks))
+
+    def _restore(self, submission: Submission) -> dict[str, dict]:
+        """What was handed in kept in ``submitted/``, manual scores nobody saved removed from the gradebook, and the
+        notebooks restored with nbgrader's steps (returned by file name, to be run)."""
+        started = time.perf_counter()
         repairs = []
         if submission.restored_metadata:
             repairs.append(f"gave back the nbgrader metadata of cells {', '.join(submission.restored_metadata)}")
         if submission.restored_cells:
             repairs.append(f"restored the original test cells {', '.join(submission.restored_cells)}")
         if repairs:
-            result.status, result.message = Status.TESTS_RESTORED, "; ".join(repairs)
-        started = time.perf_counter()
-        try:
-            kept_note = keep_submitted(self.course.submitted_directory, self.assignment, submission)
-            removed = remove_unreviewed_manual_scores(
-                self.context.db_url, self.course.course_id, self.assignment, student_id
-            )
-            notebooks = self.steps.restore(student_id, submission.notebooks, submission.submitted_at)
-        except Exception as error:  # noqa: BLE001  (one submission's surprise must not stop the class)
-            result.status, result.message = Status.ERROR, f"nbgrader could not restore the notebook: {_named(error)}"
-            return result
-        result.seconds["gradebook"] = time.perf_counter() - started
-        runs = tuple(replace(self.runs[name], notebook=notebook) for name, notebook in notebooks.items())
-        review = reviewers.submit(bounded_review, submission.learner_cells, submission.library_implementations)
-        notes = submission.notes + kept_note + removed
-        return _InFlight(result, workers.submit(run_notebooks, runs), review, notes, tuple(notebooks))
+            submission.end(Status.TESTS_RESTORED, "; ".join(repairs))
+        keep_submitted(self.course.submitted_directory, submission)
+        submission.findings += remove_unreviewed_manual_scores(
+            self.context.db_url, self.course.course_id, self.assignment, submission.student_id
+        )
+        notebooks = self.steps.restore(submission.student_id, submission.notebooks, submission.submitted_at)
+        submission.seconds["gradebook"] = time.perf_counter() - started
+        return notebooks
 
-    def _finish(self, flight: _InFlight) -> SubmissionResult:
-        """Record a finished run in the gradebook and ``autograded/``, with its problems and the review's findings."""
-        result = flight.result
-        result.findings = flight.review.result() + flight.notes
+    def _finish(self, flight: _InFlight) -> Submission:
+        """A finished run's outcome written into its submission: the review's findings first, then the run's; the
+        grades recorded in the gradebook and ``autograded/``; the learner's feedback page."""
+        submission = flight.submission
+        submission.findings[:0] = flight.review.result()
         try:
             outcomes = flight.run.result()
         except Exception as error:  # noqa: BLE001  (a worker that died fails its own submission only)
-            result.status, result.message = Status.ERROR, f"the sandboxed run failed: {_named(error)}"
-            return result
+            return submission.end(Status.ERROR, f"the sandboxed run failed: {_named(error)}")
         # what the run saw the learner's code do (a forbidden operator it reached), beside what the review read
-        findings = [finding for outcome in outcomes for finding in outcome.findings]
-        result.findings += findings
+        submission.findings += [finding for outcome in outcomes for finding in outcome.findings]
         for outcome in outcomes:
             for step, seconds in outcome.seconds.items():
-                result.seconds[step] = result.seconds.get(step, 0.0) + seconds
+                submission.seconds[step] = submission.seconds.get(step, 0.0) + seconds
         started = time.perf_counter()
         try:
             executed = {name: (outcome.notebook, outcome.verdicts) for name, outcome in zip(flight.names, outcomes)}
-            self.steps.record(result.student_id, executed)
+            self.steps.record(submission.student_id, executed)
         except Exception as error:  # noqa: BLE001
-            result.status, result.message = Status.ERROR, f"nbgrader could not record the grades: {_named(error)}"
-            return result
-        result.seconds["gradebook"] += time.perf_counter() - started
+            return submission.end(Status.ERROR, f"nbgrader could not record the grades: {_named(error)}")
+        submission.seconds["gradebook"] += time.perf_counter() - started
         problem = worst([outcome.problem for outcome in outcomes if outcome.problem is not None])
         if problem is not None:
-            result.status, result.message = problem.status, problem.message
-        if result.status != Status.KERNEL_NOT_STARTED:  # a page of the grader's own failure tells a learner nothing
-            started = time.perf_counter()
-            problem = write_feedback(self.context, result.student_id)
-            if problem is not None:
-                result.message = "; ".join(filter(None, [result.message, problem]))
-            result.seconds["feedback"] = time.perf_counter() - started
-        return result
+            submission.end(problem.status, problem.message)
+        if submission.status != Status.KERNEL_NOT_STARTED:  # a page of the grader's own failure tells a learner nothing
+            self._feedback(submission)
+        return submission
+
+    def _feedback(self, submission: Submission) -> None:
+        """The learner's feedback page; what went wrong making it, in the submission's message."""
+        started = time.perf_counter()
+        problem = write_feedback(self.context, submission.student_id)
+        if problem is not None:
+            submission.message = "; ".join(filter(None, [submission.message, problem]))
+        submission.seconds["feedback"] = time.perf_counter() - started
 
 
 @dataclass
 class _InFlight:
-    """A submission whose run a worker has: the result so far and what it waits for."""
+    """A submission whose run a worker has, and what it waits for."""
 
-    result: SubmissionResult
+    submission: Submission
     run: Future
     review: Future
-    notes: list[str]  # intake's choices and the manual scores removed, for the review
     names: tuple[str, ...]  # its notebooks, in the order of the run's outcomes
 
 

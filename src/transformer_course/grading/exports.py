@@ -21,23 +21,24 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from .report import SubmissionResult, spreadsheet_safe
+from .report import spreadsheet_safe
 from .roster import Student
 from .status import Status
+from .submission import Submission
 
 FORMATS = ("csv", "canvas", "moodle")
 CANVAS_COLUMNS = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
 MOODLE_COLUMNS = ["Full name", "Email address", "ID number"]
 
 
-def lms_grade(row: SubmissionResult) -> str:
+def lms_grade(row: Submission) -> str:
     """The grade an LMS gets: the score, or nothing while written answers wait for an instructor."""
     if row.score is None or row.pending_manual_points:
         return ""
     return f"{row.score:g}"
 
 
-def write_canvas(rows: list[SubmissionResult], roster: dict[str, Student], column: str, path: Path) -> None:
+def write_canvas(rows: list[Submission], roster: dict[str, Student], column: str, path: Path) -> None:
     """Canvas's gradebook import CSV: a row per student, with the "Points Possible" row first."""
     maximum = next((row.max_score for row in rows if row.max_score is not None), "")
     with _writer(path, [*CANVAS_COLUMNS, column]) as writer:
@@ -48,7 +49,7 @@ def write_canvas(rows: list[SubmissionResult], roster: dict[str, Student], colum
             writer.writerow([*fields, lms_grade(row)])
 
 
-def write_moodle(rows: list[SubmissionResult], roster: dict[str, Student], column: str, path: Path) -> None:
+def write_moodle(rows: list[Submission], roster: dict[str, Student], column: str, path: Path) -> None:
     """Moodle's grade import CSV: the learner's identifiers, the grade and a feedback line."""
     with _writer(path, [*MOODLE_COLUMNS, column, "Feedback"]) as writer:
         for row in rows:
@@ -56,7 +57,7 @@ def write_moodle(rows: list[SubmissionResult], roster: dict[str, Student], colum
             writer.writerow([student.name, student.email, row.student_id, lms_grade(row), feedback_line(row)])
 
 
-def feedback_line(row: SubmissionResult) -> str:
+def feedback_line(row: Submission) -> str:
     """What the learner reads beside the grade in the LMS."""
     if row.status == Status.MISSING:
         return "Nothing was handed in."

@@ -37,7 +37,7 @@ import json
 import os
 import re
 import stat
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -47,6 +47,7 @@ from dateutil.parser import isoparse
 
 from .nbgrader_cells import answer_sources, grade_id, nbgrader_metadata, source_text
 from .status import Status
+from .submission import Submission
 
 STUDENT_ID_RULE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,63}")
 STUDENT_ID_HELP = (
@@ -264,50 +265,26 @@ class Given:
     library_implementations: list[str]
 
 
-@dataclass
-class Submission:
-    """One student's folder as intake took it in: what the next steps grade, and nothing they must read again.
-
-    ``rejection`` is (status, message) when it cannot be graded at all. ``notebooks`` are the rebuilt
-    notebooks by file name; ``kept`` the files nbgrader's ``submitted/<student>/<assignment>/`` holds,
-    byte for byte as handed in (the notebooks, ``timestamp.txt``, ``submission_secret.txt``), and
-    ``folder`` where they were read.
-    """
-
-    student_id: str
-    rejection: tuple[Status, str] | None = None
-    notebooks: dict[str, dict] = field(default_factory=dict)
-    kept: dict[str, bytes] = field(default_factory=dict)
-    folder: Path | None = None
-    submitted_at: datetime | None = None
-    restored_cells: tuple[str, ...] = ()  # test cells nbgrader will restore
-    restored_metadata: tuple[str, ...] = ()  # cells whose stripped nbgrader metadata was given back
-    learner_cells: list[tuple[str, str]] = field(default_factory=list)  # (label, source) for the review
-    library_implementations: list[str] = field(default_factory=list)  # what the review looks for
-    notes: list[str] = field(default_factory=list)  # what intake chose for the learner, for the instructor's review
-
-
 def take_in(submissions: Path, student_id: str, assignment: str, given: Given) -> Submission:
     """Check one student's folder and rebuild what it holds; whatever is wrong becomes this submission's status
     alone. Nothing in the folder is written, moved or removed."""
     try:
         return _taken_in(submissions, student_id, assignment, given)
     except Refused as refusal:
-        return Submission(student_id, (refusal.status, refusal.message))
+        return Submission(student_id, assignment).end(refusal.status, refusal.message)
     except Exception as error:  # noqa: BLE001  (one submission's surprise must not stop the class)
-        return Submission(
-            student_id, (Status.ERROR, f"the submission could not be read: {type(error).__name__}: {error}")
-        )
+        message = f"the submission could not be read: {type(error).__name__}: {error}"
+        return Submission(student_id, assignment).end(Status.ERROR, message)
 
 
-def keep_submitted(submitted_directory: Path, assignment: str, submission: Submission) -> list[str]:
+def keep_submitted(submitted_directory: Path, submission: Submission) -> None:
     """What the learner handed in, byte for byte, in nbgrader's ``submitted/<student>/<assignment>/``, beside the files
     already there, none of which is ever replaced: where one of the same name holds something else (an earlier
-    collection), it stays, and the returned note says so for the review. Nothing is written where the submission
-    was read from nbgrader's folder itself."""
-    target = submitted_directory / submission.student_id / assignment
+    collection), it stays, and a finding says so for the review. Nothing is written where the submission was read
+    from nbgrader's folder itself."""
+    target = submitted_directory / submission.student_id / submission.assignment
     if target.is_dir() and os.path.samefile(target, submission.folder):
-        return []
+        return
     target.mkdir(parents=True, exist_ok=True)
     kept_elsewhere = []
     for name, content in submission.kept.items():
@@ -315,11 +292,11 @@ def keep_submitted(submitted_directory: Path, assignment: str, submission: Submi
             (target / name).write_bytes(content)
         elif (target / name).read_bytes() != content:
             kept_elsewhere.append(name)
-    if not kept_elsewhere:
-        return []
-    return [
-        f"submitted/ already held another {', '.join(kept_elsewhere)}: left as it was; graded what was handed in now"
-    ]
+    if kept_elsewhere:
+        kept = ", ".join(kept_elsewhere)
+        submission.findings.append(
+            f"submitted/ already held another {kept}: left as it was; graded what was handed in now"
+        )
 
 
 def _taken_in(submissions: Path, student_id: str, assignment: str, given: Given) -> Submission:
@@ -339,22 +316,25 @@ def _taken_in(submissions: Path, student_id: str, assignment: str, given: Given)
         chosen = {expected_names[0]: notebooks[0]}  # renamed: accepted if its cells belong here
     if not chosen:
         found = ", ".join(notebooks) or "no notebook"
-        return Submission(student_id, (Status.MISSING, f"expected {', '.join(expected_names)}; found {found}"))
+        message = f"expected {', '.join(expected_names)}; found {found}"
+        return Submission(student_id, assignment).end(Status.MISSING, message)
 
-    submission = Submission(student_id, folder=folder, library_implementations=given.library_implementations)
+    submission = Submission(
+        student_id, assignment, folder=folder, library_implementations=given.library_implementations
+    )
     restored_cells, restored_metadata = [], []
     for name, file_name in chosen.items():
         released = given.released[name]
         file_name, content, note = _worked_in(folder, file_name, released)
         if note:
-            submission.notes.append(note)
+            submission.findings.append(note)
         notebook = parse_notebook(content, file_name)
         check_size(notebook, released, file_name)
         restored_metadata += _restore_stripped_metadata(notebook, released)
         if not _answer_and_test_cells(notebook) & _answer_and_test_cells(released):
             other = ", ".join(sorted(_answer_and_test_cells(notebook))[:3]) or "no nbgrader answer or test cells"
             message = f"{file_name} has none of the answer or test cells of {assignment}/{name} (it has {other})"
-            return Submission(student_id, (Status.WRONG_ASSIGNMENT, message))
+            return Submission(student_id, assignment).end(Status.WRONG_ASSIGNMENT, message)
         restored_cells += edited_locked_cells(notebook, released, given.sources[name])
         _unmark_duplicate_cells(notebook)
         submission.learner_cells += _learner_cells(notebook, given.sources[name], given.setup_source)

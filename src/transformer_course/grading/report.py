@@ -9,9 +9,10 @@ Two homes, one job each:
   from the last run that graded them, and when they handed in. It is rewritten, whole and
   atomically, after every submission, so that a run that is interrupted keeps what it graded.
 
-:func:`class_rows` joins them into :class:`SubmissionResult` rows, and :func:`write_csv` writes
-``grades.csv``. Nothing here runs a notebook, so ``transformer-course grades`` rewrites the CSV after
-an instructor has graded the written answers, and regrading some students keeps everyone else's row.
+:func:`class_rows` joins them into rows (a :class:`~transformer_course.grading.submission.Submission` each),
+and :func:`write_csv` writes ``grades.csv``. Nothing here runs a notebook, so ``transformer-course grades``
+rewrites the CSV after an instructor has graded the written answers, and regrading some students keeps everyone
+else's row.
 
 Points: ``score`` is every point earned, bonus included; ``max_score`` is the core's maximum, so
 that bonus is extra credit (``score`` may exceed it); ``bonus_score`` is the bonus part of
@@ -25,7 +26,6 @@ import csv
 import json
 import os
 import tempfile
-from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -34,38 +34,13 @@ from nbgrader.api import Gradebook, MissingEntry
 from .course import GradingContext
 from .lateness import LatePolicy, late_by
 from .status import GRADED_STATUSES, Status
+from .submission import Submission
 
 CSV_COLUMNS = [
     *("student_id", "assignment", "score", "max_score", "status", "message", "review"),
     *("pending_manual_points", "bonus_score", "submitted_at", "late_by", "penalty"),
 ]
 RECORDS_DIRECTORY = "grading_records"
-
-
-@dataclass
-class SubmissionResult:
-    """One row of the grades CSV. ``findings``: what the instructor should look at (the score stands), one item
-    each; the CSV's ``review`` column joins them."""
-
-    student_id: str
-    assignment: str
-    score: float | None
-    max_score: float | None
-    status: Status
-    message: str
-    findings: list[str] = field(default_factory=list)
-    pending_manual_points: float | None = None
-    bonus_score: float | None = None
-    submitted_at: datetime | None = None  # from nbgrader's timestamp.txt or the LMS's times file
-    late_by: float | None = None  # hours past the due date (extension included); 0 when on time
-    penalty: float | None = None  # points the late policy took from score
-    extension_days: float = field(default=0.0, repr=False)  # the roster's, kept in the run record (not in the CSV)
-    seconds: dict[str, float] = field(default_factory=dict, repr=False)  # by step, for benchmarks (not in the CSV)
-
-    @property
-    def review(self) -> str:
-        """The findings as the CSV's ``review`` column gives them."""
-        return "; ".join(self.findings)
 
 
 def records_path(course_root: Path, assignment: str) -> Path:
@@ -81,7 +56,7 @@ def read_records(course_root: Path, assignment: str) -> dict[str, dict]:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def keep_in_run_record(course_root: Path, result: SubmissionResult) -> None:
+def keep_in_run_record(course_root: Path, result: Submission) -> None:
     """Keep ``result``'s status, message, findings and submission time in its assignment's run record."""
     path = records_path(course_root, result.assignment)
     records = read_records(course_root, result.assignment)
@@ -121,7 +96,7 @@ def _findings(kept: dict) -> list[str]:
     return kept.get("findings", [kept["review"]] if kept.get("review") else [])
 
 
-def class_rows(context: GradingContext, due: datetime | None = None) -> list[SubmissionResult]:
+def class_rows(context: GradingContext, due: datetime | None = None) -> list[Submission]:
     """One row per student the run record or the gradebook knows for the assignment, sorted by student id, with every
     point read from the gradebook and lateness charged as ``grading.yml`` says (``due`` in place of its due date)."""
     course, assignment = context.course, context.assignment
@@ -140,14 +115,13 @@ def class_rows(context: GradingContext, due: datetime | None = None) -> list[Sub
         rows = []
         for student_id in sorted(set(records) | in_gradebook):
             kept = records.get(student_id, {"status": Status.GRADED, "message": ""})
-            row = SubmissionResult(
+            row = Submission(
                 student_id,
                 assignment,
-                None,
-                core_maximum,
-                Status(kept["status"]),
-                kept["message"],
-                _findings(kept),
+                max_score=core_maximum,
+                status=Status(kept["status"]),
+                message=kept["message"],
+                findings=_findings(kept),
             )
             if kept.get("submitted_at"):
                 row.submitted_at = datetime.fromisoformat(kept["submitted_at"])
@@ -161,7 +135,7 @@ def class_rows(context: GradingContext, due: datetime | None = None) -> list[Sub
     return rows
 
 
-def _charge_lateness(row: SubmissionResult, due: datetime | None, policy: LatePolicy) -> None:
+def _charge_lateness(row: Submission, due: datetime | None, policy: LatePolicy) -> None:
     """``late_by`` (hours) and ``penalty`` of a graded row, the penalty taken from its score."""
     lateness = late_by(row.submitted_at, due, row.extension_days)
     if lateness is None:
@@ -171,7 +145,7 @@ def _charge_lateness(row: SubmissionResult, due: datetime | None, policy: LatePo
     row.score -= row.penalty
 
 
-def _add_points(row: SubmissionResult, submission, bonus: set[str]) -> None:
+def _add_points(row: Submission, submission, bonus: set[str]) -> None:
     """Fill a row's score, bonus and pending points from its submission in the gradebook."""
     grades = [grade for notebook in submission.notebooks for grade in notebook.grades]
     row.score = sum(grade.score or 0.0 for grade in grades)
@@ -179,7 +153,7 @@ def _add_points(row: SubmissionResult, submission, bonus: set[str]) -> None:
     row.pending_manual_points = sum((grade.max_score for grade in grades if grade.needs_manual_grade), 0.0)
 
 
-def write_csv(results: list[SubmissionResult], path: Path) -> None:
+def write_csv(results: list[Submission], path: Path) -> None:
     """Write ``path``: a header of :data:`CSV_COLUMNS` (``student_id, assignment, score, max_score, status,
     message, review, pending_manual_points, bonus_score, submitted_at, late_by, penalty``, as README documents
     them) and one row per result. A text field that a spreadsheet would read as a formula (see
@@ -189,10 +163,9 @@ def write_csv(results: list[SubmissionResult], path: Path) -> None:
         writer = csv.DictWriter(file, fieldnames=CSV_COLUMNS)
         writer.writeheader()
         for result in results:
-            row = asdict(result)
-            row["review"] = result.review
+            row = {column: getattr(result, column) for column in CSV_COLUMNS}
             row["submitted_at"] = result.submitted_at.isoformat() if result.submitted_at else None
-            writer.writerow({column: spreadsheet_safe(row[column]) for column in CSV_COLUMNS})
+            writer.writerow({column: spreadsheet_safe(value) for column, value in row.items()})
 
 
 def spreadsheet_safe(value):

@@ -28,6 +28,7 @@ from .course import Course, read_json_notebook
 from .intake import Given, student_folders, take_in
 from .release import setup_cell
 from .report import add_findings
+from .status import Status
 
 # The share of a learner's fingerprints found in another's from which a pair is reported (copydetect's display
 # threshold), and the shortest match that counts (in tokens; copydetect's noise and guarantee thresholds).
@@ -70,7 +71,7 @@ def similarity_report(
         for student_id in student_folders(submissions):
             submission = take_in(submissions, student_id, assignment, given)
             written = [source for label, source in submission.learner_cells if source.strip() not in given_code]
-            if submission.rejection is None and written:
+            if submission.status == Status.GRADED and written:
                 (code / f"{student_id}.py").write_text("\n\n".join(written), encoding="utf-8")
         detector = CopyDetector(
             test_dirs=[str(code)],
