@@ -4,12 +4,13 @@ The map, by the two seams: the chain of steps that grades a class, and the sandb
 
 **The chain** (:mod:`.autograde` runs its steps in this order, one module each):
 :mod:`.self_test` (can a sandbox import the course?), :mod:`.intake` (a folder read as data),
-:mod:`.nbgrader_steps` (restore the test cells, then record the grades, with nbgrader's own steps),
-:mod:`.sandboxed_run` (one submission run, in a worker of :mod:`.workers`), whose test cells
-:mod:`.judging` judges (visible and hidden tests, a correct answer in a failed part's place, the verdict),
-:mod:`.review` (what the instructor should look at), :mod:`.feedback` (the learner's page) and
-:mod:`.report` (the run record and ``grades.csv``). Each step fills in its part of one record per student,
-:mod:`.submission`; how a submission ended is said in one vocabulary, :mod:`.status`.
+:mod:`.class_grading` (each submission's steps, a few at a time), :mod:`.nbgrader_steps` (restore the
+test cells, then record the grades, with nbgrader's own steps), :mod:`.sandboxed_run` (one submission
+run, in a worker of :mod:`.workers`), whose test cells :mod:`.judging` judges (visible and hidden tests,
+a correct answer in a failed part's place, the verdict), :mod:`.review` (what the instructor should look
+at), :mod:`.feedback` (the learner's page) and :mod:`.report` (the run record and ``grades.csv``). Each
+step fills in its part of one record per student, :mod:`.submission`; how a submission ended is said in
+one vocabulary, :mod:`.status`.
 
 **The grader's side of the wall**: :mod:`.sandbox` (bubblewrap and cgroups), :mod:`.execute` (a session:
 the notebook's cells sent one by one, a hidden test's questions), :mod:`.pipe` (the runner's pipes, trusted

@@ -7,18 +7,19 @@
 collect`` or ``zip_collect``, is graded in place. **Nothing in it is changed or removed.** A run is a
 chain of steps, each with one job and each in a module of its own:
 
-1. **register** the assignment in the gradebook (nbgrader's ``generate_assignment``);
-2. **self-test**: start one sandbox with the course's interpreter and import what a notebook
+1. **self-test**: start one sandbox with the course's interpreter and import what a notebook
    imports (:mod:`transformer_course.grading.self_test`). If that fails, nothing is graded and the
    run stops with the reason, naming the limit to raise where a limit was the cause;
+2. **register** the assignment in the gradebook (nbgrader's ``generate_assignment``);
 3. **intake** each folder (:mod:`transformer_course.grading.intake`): a valid student id, regular
    files only, the notebook rebuilt in memory from what grading needs, stripped nbgrader metadata
    given back, the submission time read; what was handed in is kept, byte for byte, in nbgrader's
    ``submitted/<student_id>/<assignment>/`` (beside what is there, unless it was read from there);
-4. **grade** each submission: **restore** it with nbgrader's sanitising steps, which put back test
-   cells that were edited or deleted (:mod:`transformer_course.grading.nbgrader_steps`); **run** it in
-   a worker (:mod:`transformer_course.grading.workers`: a process of this machine or a Dask worker),
-   in a fresh sandbox, where its hidden tests are **judged** (:mod:`transformer_course.grading.sandboxed_run`);
+4. **grade** each submission, a few at a time (:mod:`transformer_course.grading.class_grading`):
+   **restore** it with nbgrader's sanitising steps, which put back test cells that were edited or
+   deleted (:mod:`transformer_course.grading.nbgrader_steps`); **run** it in a worker
+   (:mod:`transformer_course.grading.workers`: a process of this machine or a Dask worker), in a fresh
+   sandbox, where its hidden tests are **judged** (:mod:`transformer_course.grading.sandboxed_run`);
    **review** the learner's cells meanwhile, within a time and size bound
    (:func:`transformer_course.grading.review.bounded_review`); **record** the grades in the gradebook
    and the notebook in ``autograded/`` (nbgrader's steps again), and the status in the run record
@@ -41,39 +42,28 @@ zeros. Grading again gives the same grades.
 from __future__ import annotations
 
 import tempfile
-import threading
-import time
 import uuid
-from collections import deque
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
-from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
-from tqdm.auto import tqdm
-
+from .class_grading import ClassGrading
 from .course import Course, GradingContext, read_json_notebook
-from .feedback import write_feedback
-from .gradebook import remove_unreviewed_manual_scores
-from .intake import Given, keep_submitted, student_folders, take_in
+from .intake import Given, student_folders, take_in
 from .limits import GradingLimits
 from .nbgrader_steps import NbgraderSteps, forget
 from .release import setup_cell
 from .report import CSV_COLUMNS, class_rows, keep_in_run_record, write_csv
-from .review import bounded_review
 from .roster import Student
 from .sandbox import check_bubblewrap, remove_cgroups
-from .sandboxed_run import PackageArchive, SubmissionRun, run_notebooks
+from .sandboxed_run import PackageArchive, SubmissionRun
 from .self_test import diagnosed_self_test
-from .status import Status, worst
+from .status import Status
 from .submission import Submission
 from .workers import Workers
 
 __all__ = ["CSV_COLUMNS", "GradingLimits", "Status", "Submission", "autograde", "write_csv"]
-
-# Submissions in a row whose kernel could not start before the run is stopped as the grader's fault.
-STOP_AFTER_FAILED_STARTS = 3
 
 
 class GradingStopped(RuntimeError):
@@ -139,6 +129,78 @@ def autograde(
     return _report(context, due, graded, out, fresh)
 
 
+def _grade_class(
+    context: GradingContext,
+    submissions: Path,
+    jobs: int | None,
+    limits: GradingLimits,
+    sandbox: bool,
+    scheduler: str | None,
+    progress: bool,
+) -> list[Submission]:
+    """Steps 1 to 5 of the module docstring, for every student folder under ``submissions``."""
+    course, assignment = context.course, context.assignment
+    cgroup_prefix = f"transformer-course-{uuid.uuid4().hex[:8]}"
+    with tempfile.TemporaryDirectory(prefix="autograde-") as scratch, ExitStack() as stack:
+        workers = stack.enter_context(Workers(jobs, scheduler))
+        package = _self_tested_package(context, limits, sandbox, workers, Path(scratch))
+        released = _register_assignment(context, Path(scratch))
+        taken_in = _intake(context, submissions, released)
+        runs = {
+            path.stem: SubmissionRun.of(course, assignment, path.stem, {}, package, limits, sandbox, cgroup_prefix)
+            for path in course.source_notebooks(assignment)
+        }
+        class_grading = ClassGrading(context, NbgraderSteps(context), runs)
+        try:
+            graded = class_grading.grade(taken_in, workers, progress)
+        finally:
+            remove_cgroups(cgroup_prefix)
+    if class_grading.starts.stopped is not None:
+        stopped = [submission.student_id for submission in graded if submission.status == Status.KERNEL_NOT_STARTED]
+        forget(context.db_url, course.course_id, assignment, stopped)
+        raise GradingStopped(class_grading.starts.stopped)
+    return graded
+
+
+def _self_tested_package(
+    context: GradingContext, limits: GradingLimits, sandbox: bool, workers: Workers, scratch: Path
+) -> PackageArchive:
+    """Step 1: the course package without the assignment's answers, packed for the workers, once a sandbox has
+    imported it; :class:`GradingStopped` with the reason where it could not."""
+    package_directory = context.course.redacted_package(context.assignment, scratch / "package")
+    # The self-test's kernel starts while the package is packed and the workers import what they run.
+    with ThreadPoolExecutor(max_workers=1) as tester:
+        test = tester.submit(diagnosed_self_test, package_directory, limits, sandbox, scratch / "self-test")
+        package = PackageArchive.of(package_directory)
+        workers.warm_up("transformer_course.grading.sandboxed_run")
+        problem = test.result()
+    if problem is not None:
+        raise GradingStopped(problem)
+    return package
+
+
+def _register_assignment(context: GradingContext, scratch: Path) -> dict[str, dict]:
+    """Step 2: record the assignment's notebooks, cells and checksums in the gradebook (nbgrader's
+    ``generate_assignment`` into a scratch release directory); return the released notebooks."""
+    context.course.run_converter(
+        "GenerateAssignment", assignment_id=context.assignment, release_directory=str(scratch), db_url=context.db_url
+    )
+    return {path.name: read_json_notebook(path) for path in sorted((scratch / context.assignment).glob("*.ipynb"))}
+
+
+def _intake(context: GradingContext, submissions: Path, released: dict[str, dict]) -> list[Submission]:
+    """Step 3: every student folder under ``submissions`` taken in, each against what was released."""
+    course, assignment = context.course, context.assignment
+    policy = course.policy(assignment)
+    given = Given(
+        released,
+        {path.name: read_json_notebook(path) for path in course.source_notebooks(assignment)},
+        setup_cell(course).source,
+        policy.library_implementations + policy.learner_writes,
+    )
+    return [take_in(submissions, student, assignment, given) for student in student_folders(submissions)]
+
+
 def _report(
     context: GradingContext, due: datetime | None, graded: list[Submission], out: Path | None, fresh: bool
 ) -> list[Submission]:
@@ -187,225 +249,3 @@ def _with_points(submission: Submission, row: Submission | None) -> Submission:
         submission.pending_manual_points, submission.bonus_score = row.pending_manual_points, row.bonus_score
         submission.late_by, submission.penalty = row.late_by, row.penalty
     return submission
-
-
-def _grade_class(
-    context: GradingContext,
-    submissions: Path,
-    jobs: int | None,
-    limits: GradingLimits,
-    sandbox: bool,
-    scheduler: str | None,
-    progress: bool,
-) -> list[Submission]:
-    """Steps 1 to 5 of the module docstring, for every student folder under ``submissions``."""
-    course, assignment = context.course, context.assignment
-    cgroup_prefix = f"transformer-course-{uuid.uuid4().hex[:8]}"
-    with tempfile.TemporaryDirectory(prefix="autograde-") as scratch, ExitStack() as stack:
-        workers = stack.enter_context(Workers(jobs, scheduler))
-        package = _self_tested_package(context, limits, sandbox, workers, Path(scratch))
-        released = _register_assignment(context, Path(scratch))
-        taken_in = _intake(context, submissions, released)
-        runs = {
-            path.stem: SubmissionRun.of(course, assignment, path.stem, {}, package, limits, sandbox, cgroup_prefix)
-            for path in course.source_notebooks(assignment)
-        }
-        class_grading = _ClassGrading(context, NbgraderSteps(context), runs)
-        try:
-            graded = class_grading.grade(taken_in, workers, progress)
-        finally:
-            remove_cgroups(cgroup_prefix)
-    if class_grading.starts.stopped is not None:
-        stopped = [submission.student_id for submission in graded if submission.status == Status.KERNEL_NOT_STARTED]
-        forget(context.db_url, course.course_id, assignment, stopped)
-        raise GradingStopped(class_grading.starts.stopped)
-    return graded
-
-
-def _self_tested_package(
-    context: GradingContext, limits: GradingLimits, sandbox: bool, workers: Workers, scratch: Path
-) -> PackageArchive:
-    """Step 2: the course package without the assignment's answers, packed for the workers, once a sandbox has
-    imported it; :class:`GradingStopped` with the reason where it could not."""
-    package_directory = context.course.redacted_package(context.assignment, scratch / "package")
-    # The self-test's kernel starts while the package is packed and the workers import what they run.
-    with ThreadPoolExecutor(max_workers=1) as tester:
-        test = tester.submit(diagnosed_self_test, package_directory, limits, sandbox, scratch / "self-test")
-        package = PackageArchive.of(package_directory)
-        workers.warm_up("transformer_course.grading.sandboxed_run")
-        problem = test.result()
-    if problem is not None:
-        raise GradingStopped(problem)
-    return package
-
-
-def _register_assignment(context: GradingContext, scratch: Path) -> dict[str, dict]:
-    """Step 1: record the assignment's notebooks, cells and checksums in the gradebook (nbgrader's
-    ``generate_assignment`` into a scratch release directory); return the released notebooks."""
-    context.course.run_converter(
-        "GenerateAssignment", assignment_id=context.assignment, release_directory=str(scratch), db_url=context.db_url
-    )
-    return {path.name: read_json_notebook(path) for path in sorted((scratch / context.assignment).glob("*.ipynb"))}
-
-
-def _intake(context: GradingContext, submissions: Path, released: dict[str, dict]) -> list[Submission]:
-    """Step 3: every student folder under ``submissions`` taken in, each against what was released."""
-    course, assignment = context.course, context.assignment
-    policy = course.policy(assignment)
-    given = Given(
-        released,
-        {path.name: read_json_notebook(path) for path in course.source_notebooks(assignment)},
-        setup_cell(course).source,
-        policy.library_implementations + policy.learner_writes,
-    )
-    return [take_in(submissions, student, assignment, given) for student in student_folders(submissions)]
-
-
-class _FailedStarts:
-    """Counts submissions in a row whose kernel could not start; past the limit the run stops."""
-
-    def __init__(self):
-        self._lock = threading.Lock()
-        self._in_a_row = 0
-        self.stopped: str | None = None
-
-    def count(self, submission: Submission) -> None:
-        with self._lock:
-            if submission.status != Status.KERNEL_NOT_STARTED:
-                self._in_a_row = 0
-                return
-            self._in_a_row += 1
-            if self._in_a_row >= STOP_AFTER_FAILED_STARTS and self.stopped is None:
-                self.stopped = (
-                    f"the kernel could not start in the sandbox for {self._in_a_row} submissions in a row "
-                    f"({submission.message}); nothing was graded. Run `transformer-course self-test` to see why; "
-                    "--no-sandbox grades without the sandbox, for submissions you trust"
-                )
-
-
-class _ClassGrading:
-    """Step 4 for the class: each submission restored, run in a worker, reviewed meanwhile, and recorded.
-
-    Runs go to the workers a few at a time (one more than ``workers.slots``, so that a worker that
-    finishes finds the next run waiting while the grader records the last), so that the results are
-    recorded as they come and a run that is stopped (:class:`_FailedStarts`) has sent no more.
-    """
-
-    def __init__(self, context: GradingContext, steps: NbgraderSteps, runs: dict[str, SubmissionRun]):
-        self.context, self.steps, self.runs = context, steps, runs
-        self.course, self.assignment = context.course, context.assignment
-        self.starts = _FailedStarts()
-
-    def grade(self, submissions: list[Submission], workers: Workers, progress: bool) -> list[Submission]:
-        graded: list[Submission] = []
-        waiting = deque(submissions)
-        in_flight: dict[Future, _InFlight] = {}
-        bar = tqdm(total=len(submissions), desc=f"grading {self.assignment}", unit="submission", disable=not progress)
-        with bar, ThreadPoolExecutor(max_workers=workers.slots) as reviewers:
-            while waiting or in_flight:
-                while waiting and len(in_flight) <= workers.slots:  # one waiting, for the first worker free
-                    submission = waiting.popleft()
-                    flight = self._start(submission, workers, reviewers)
-                    if flight is None:
-                        self._done(submission, graded, bar)
-                    else:
-                        in_flight[flight.run] = flight
-                if in_flight:
-                    finished, _ = wait(in_flight, return_when=FIRST_COMPLETED)
-                    for future in finished:
-                        self._done(self._finish(in_flight.pop(future)), graded, bar)
-        return sorted(graded, key=lambda submission: submission.student_id)
-
-    def _done(self, submission: Submission, graded: list[Submission], bar) -> None:
-        self.starts.count(submission)
-        keep_in_run_record(self.course.root, submission)
-        graded.append(submission)
-        bar.update(1)
-        failed = sum(submission.status not in (Status.GRADED, Status.TESTS_RESTORED) for submission in graded)
-        bar.set_postfix(failed=failed, refresh=False)
-
-    def _start(self, submission: Submission, workers: Workers, reviewers: ThreadPoolExecutor) -> _InFlight | None:
-        """Restore a submission and hand its run to a worker, and its review to a thread; None where there is
-        nothing to run (intake refused it, or the run has stopped), or nbgrader could not restore it."""
-        if submission.status != Status.GRADED:
-            return None  # intake said why
-        if self.starts.stopped is not None:
-            submission.end(Status.NOT_GRADED, Status.NOT_GRADED.meaning)
-            return None
-        try:
-            notebooks = self._restore(submission)
-        except Exception as error:  # noqa: BLE001  (one submission's surprise must not stop the class)
-            submission.end(Status.ERROR, f"nbgrader could not restore the notebook: {_named(error)}")
-            return None
-        runs = tuple(replace(self.runs[name], notebook=notebook) for name, notebook in notebooks.items())
-        review = reviewers.submit(bounded_review, submission.learner_cells, submission.library_implementations)
-        return _InFlight(submission, workers.submit(run_notebooks, runs), review, tuple(notebooks))
-
-    def _restore(self, submission: Submission) -> dict[str, dict]:
-        """What was handed in kept in ``submitted/``, manual scores nobody saved removed from the gradebook, and the
-        notebooks restored with nbgrader's steps (returned by file name, to be run)."""
-        started = time.perf_counter()
-        repairs = []
-        if submission.restored_metadata:
-            repairs.append(f"gave back the nbgrader metadata of cells {', '.join(submission.restored_metadata)}")
-        if submission.restored_cells:
-            repairs.append(f"restored the original test cells {', '.join(submission.restored_cells)}")
-        if repairs:
-            submission.end(Status.TESTS_RESTORED, "; ".join(repairs))
-        keep_submitted(self.course.submitted_directory, submission)
-        submission.findings += remove_unreviewed_manual_scores(
-            self.context.db_url, self.course.course_id, self.assignment, submission.student_id
-        )
-        notebooks = self.steps.restore(submission.student_id, submission.notebooks, submission.submitted_at)
-        submission.seconds["gradebook"] = time.perf_counter() - started
-        return notebooks
-
-    def _finish(self, flight: _InFlight) -> Submission:
-        """A finished run's outcome written into its submission: the review's findings first, then the run's; the
-        grades recorded in the gradebook and ``autograded/``; the learner's feedback page."""
-        submission = flight.submission
-        submission.findings[:0] = flight.review.result()
-        try:
-            outcomes = flight.run.result()
-        except Exception as error:  # noqa: BLE001  (a worker that died fails its own submission only)
-            return submission.end(Status.ERROR, f"the sandboxed run failed: {_named(error)}")
-        # what the run saw the learner's code do (a forbidden operator it reached), beside what the review read
-        submission.findings += [finding for outcome in outcomes for finding in outcome.findings]
-        for outcome in outcomes:
-            for step, seconds in outcome.seconds.items():
-                submission.seconds[step] = submission.seconds.get(step, 0.0) + seconds
-        started = time.perf_counter()
-        try:
-            executed = {name: (outcome.notebook, outcome.verdicts) for name, outcome in zip(flight.names, outcomes)}
-            self.steps.record(submission.student_id, executed)
-        except Exception as error:  # noqa: BLE001
-            return submission.end(Status.ERROR, f"nbgrader could not record the grades: {_named(error)}")
-        submission.seconds["gradebook"] += time.perf_counter() - started
-        problem = worst([outcome.problem for outcome in outcomes if outcome.problem is not None])
-        if problem is not None:
-            submission.end(problem.status, problem.message)
-        if submission.status != Status.KERNEL_NOT_STARTED:  # a page of the grader's own failure tells a learner nothing
-            self._feedback(submission)
-        return submission
-
-    def _feedback(self, submission: Submission) -> None:
-        """The learner's feedback page; what went wrong making it, in the submission's message."""
-        started = time.perf_counter()
-        problem = write_feedback(self.context, submission.student_id)
-        if problem is not None:
-            submission.message = "; ".join(filter(None, [submission.message, problem]))
-        submission.seconds["feedback"] = time.perf_counter() - started
-
-
-@dataclass
-class _InFlight:
-    """A submission whose run a worker has, and what it waits for."""
-
-    submission: Submission
-    run: Future
-    review: Future
-    names: tuple[str, ...]  # its notebooks, in the order of the run's outcomes
-
-
-def _named(error: BaseException) -> str:
-    return f"{type(error).__name__}: {error}"[:500]

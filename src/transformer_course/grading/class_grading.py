@@ -1,0 +1,195 @@
+"""Step 4 of :mod:`transformer_course.grading.autograde` for a class: each submission restored, run, reviewed,
+recorded and given its feedback page, a few at a time.
+
+:class:`ClassGrading` takes the class as intake took it in (one
+:class:`~transformer_course.grading.submission.Submission` each) and passes each submission through its steps:
+
+1. **restore** (:meth:`ClassGrading._restore`): what was handed in kept in ``submitted/``, manual scores no
+   instructor saved removed, and the notebooks restored with nbgrader's steps
+   (:mod:`transformer_course.grading.nbgrader_steps`);
+2. **run** in a worker (:mod:`transformer_course.grading.workers`,
+   :func:`transformer_course.grading.sandboxed_run.run_notebooks`), while a thread **reviews** the learner's
+   cells (:func:`transformer_course.grading.review.bounded_review`);
+3. **record** (:meth:`ClassGrading._finish`): the run's outcome written into the submission, its grades into the
+   gradebook and ``autograded/`` (nbgrader's steps again);
+4. **feedback** (:meth:`ClassGrading._feedback`): the learner's page;
+
+and keeps each one's status in the run record (:func:`transformer_course.grading.report.keep_in_run_record`)
+as it ends. :class:`FailedStarts` counts the submissions in a row whose kernel could not start: past
+:data:`STOP_AFTER_FAILED_STARTS` the fault is the grader's, and no further run is sent.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, replace
+
+from tqdm.auto import tqdm
+
+from .course import GradingContext
+from .feedback import write_feedback
+from .gradebook import remove_unreviewed_manual_scores
+from .intake import keep_submitted
+from .nbgrader_steps import NbgraderSteps
+from .report import keep_in_run_record
+from .review import bounded_review
+from .sandboxed_run import SubmissionRun, run_notebooks
+from .status import Status, worst
+from .submission import Submission
+from .workers import Workers
+
+# Submissions in a row whose kernel could not start before the run is stopped as the grader's fault.
+STOP_AFTER_FAILED_STARTS = 3
+
+
+class FailedStarts:
+    """Counts submissions in a row whose kernel could not start; past the limit the run stops."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._in_a_row = 0
+        self.stopped: str | None = None
+
+    def count(self, submission: Submission) -> None:
+        with self._lock:
+            if submission.status != Status.KERNEL_NOT_STARTED:
+                self._in_a_row = 0
+                return
+            self._in_a_row += 1
+            if self._in_a_row >= STOP_AFTER_FAILED_STARTS and self.stopped is None:
+                self.stopped = (
+                    f"the kernel could not start in the sandbox for {self._in_a_row} submissions in a row "
+                    f"({submission.message}); nothing was graded. Run `transformer-course self-test` to see why; "
+                    "--no-sandbox grades without the sandbox, for submissions you trust"
+                )
+
+
+class ClassGrading:
+    """Step 4 for the class: each submission restored, run in a worker, reviewed meanwhile, and recorded.
+
+    Runs go to the workers a few at a time (one more than ``workers.slots``, so that a worker that
+    finishes finds the next run waiting while the grader records the last), so that the results are
+    recorded as they come and a run that is stopped (:class:`FailedStarts`) has sent no more.
+    """
+
+    def __init__(self, context: GradingContext, steps: NbgraderSteps, runs: dict[str, SubmissionRun]):
+        self.context, self.steps, self.runs = context, steps, runs
+        self.course, self.assignment = context.course, context.assignment
+        self.starts = FailedStarts()
+
+    def grade(self, submissions: list[Submission], workers: Workers, progress: bool) -> list[Submission]:
+        graded: list[Submission] = []
+        waiting = deque(submissions)
+        in_flight: dict[Future, _InFlight] = {}
+        bar = tqdm(total=len(submissions), desc=f"grading {self.assignment}", unit="submission", disable=not progress)
+        with bar, ThreadPoolExecutor(max_workers=workers.slots) as reviewers:
+            while waiting or in_flight:
+                while waiting and len(in_flight) <= workers.slots:  # one waiting, for the first worker free
+                    submission = waiting.popleft()
+                    flight = self._start(submission, workers, reviewers)
+                    if flight is None:
+                        self._done(submission, graded, bar)
+                    else:
+                        in_flight[flight.run] = flight
+                if in_flight:
+                    finished, _ = wait(in_flight, return_when=FIRST_COMPLETED)
+                    for future in finished:
+                        self._done(self._finish(in_flight.pop(future)), graded, bar)
+        return sorted(graded, key=lambda submission: submission.student_id)
+
+    def _done(self, submission: Submission, graded: list[Submission], bar) -> None:
+        self.starts.count(submission)
+        keep_in_run_record(self.course.root, submission)
+        graded.append(submission)
+        bar.update(1)
+        failed = sum(submission.status not in (Status.GRADED, Status.TESTS_RESTORED) for submission in graded)
+        bar.set_postfix(failed=failed, refresh=False)
+
+    def _start(self, submission: Submission, workers: Workers, reviewers: ThreadPoolExecutor) -> _InFlight | None:
+        """Restore a submission and hand its run to a worker, and its review to a thread; None where there is
+        nothing to run (intake refused it, or the run has stopped), or nbgrader could not restore it."""
+        if submission.status != Status.GRADED:
+            return None  # intake said why
+        if self.starts.stopped is not None:
+            submission.end(Status.NOT_GRADED, Status.NOT_GRADED.meaning)
+            return None
+        try:
+            notebooks = self._restore(submission)
+        except Exception as error:  # noqa: BLE001  (one submission's surprise must not stop the class)
+            submission.end(Status.ERROR, f"nbgrader could not restore the notebook: {_named(error)}")
+            return None
+        runs = tuple(replace(self.runs[name], notebook=notebook) for name, notebook in notebooks.items())
+        review = reviewers.submit(bounded_review, submission.learner_cells, submission.library_implementations)
+        return _InFlight(submission, workers.submit(run_notebooks, runs), review, tuple(notebooks))
+
+    def _restore(self, submission: Submission) -> dict[str, dict]:
+        """What was handed in kept in ``submitted/``, manual scores nobody saved removed from the gradebook, and the
+        notebooks restored with nbgrader's steps (returned by file name, to be run)."""
+        started = time.perf_counter()
+        repairs = []
+        if submission.restored_metadata:
+            repairs.append(f"gave back the nbgrader metadata of cells {', '.join(submission.restored_metadata)}")
+        if submission.restored_cells:
+            repairs.append(f"restored the original test cells {', '.join(submission.restored_cells)}")
+        if repairs:
+            submission.end(Status.TESTS_RESTORED, "; ".join(repairs))
+        keep_submitted(self.course.submitted_directory, submission)
+        submission.findings += remove_unreviewed_manual_scores(
+            self.context.db_url, self.course.course_id, self.assignment, submission.student_id
+        )
+        notebooks = self.steps.restore(submission.student_id, submission.notebooks, submission.submitted_at)
+        submission.seconds["gradebook"] = time.perf_counter() - started
+        return notebooks
+
+    def _finish(self, flight: _InFlight) -> Submission:
+        """A finished run's outcome written into its submission: the review's findings first, then the run's; the
+        grades recorded in the gradebook and ``autograded/``; the learner's feedback page."""
+        submission = flight.submission
+        submission.findings[:0] = flight.review.result()
+        try:
+            outcomes = flight.run.result()
+        except Exception as error:  # noqa: BLE001  (a worker that died fails its own submission only)
+            return submission.end(Status.ERROR, f"the sandboxed run failed: {_named(error)}")
+        # what the run saw the learner's code do (a forbidden operator it reached), beside what the review read
+        submission.findings += [finding for outcome in outcomes for finding in outcome.findings]
+        for outcome in outcomes:
+            for step, seconds in outcome.seconds.items():
+                submission.seconds[step] = submission.seconds.get(step, 0.0) + seconds
+        started = time.perf_counter()
+        try:
+            executed = {name: (outcome.notebook, outcome.verdicts) for name, outcome in zip(flight.names, outcomes)}
+            self.steps.record(submission.student_id, executed)
+        except Exception as error:  # noqa: BLE001
+            return submission.end(Status.ERROR, f"nbgrader could not record the grades: {_named(error)}")
+        submission.seconds["gradebook"] += time.perf_counter() - started
+        problem = worst([outcome.problem for outcome in outcomes if outcome.problem is not None])
+        if problem is not None:
+            submission.end(problem.status, problem.message)
+        if submission.status != Status.KERNEL_NOT_STARTED:  # a page of the grader's own failure tells a learner nothing
+            self._feedback(submission)
+        return submission
+
+    def _feedback(self, submission: Submission) -> None:
+        """The learner's feedback page; what went wrong making it, in the submission's message."""
+        started = time.perf_counter()
+        problem = write_feedback(self.context, submission.student_id)
+        if problem is not None:
+            submission.message = "; ".join(filter(None, [submission.message, problem]))
+        submission.seconds["feedback"] = time.perf_counter() - started
+
+
+@dataclass
+class _InFlight:
+    """A submission whose run a worker has, and what it waits for."""
+
+    submission: Submission
+    run: Future
+    review: Future
+    names: tuple[str, ...]  # its notebooks, in the order of the run's outcomes
+
+
+def _named(error: BaseException) -> str:
+    return f"{type(error).__name__}: {error}"[:500]
