@@ -338,6 +338,16 @@ def test_a_canvas_download_is_graded_through_the_roster_with_a_row_for_everyone_
     assert (rows["s003"]["status"], rows["s003"]["score"]) == ("missing", "0.0"), rows["s003"]
 
 
+def test_the_grades_command_gives_someone_on_the_roster_who_handed_nothing_in_a_missing_row(course, term, tmp_path):
+    roster = tmp_path / "roster.csv"
+    roster.write_text("student_id,name\ns999,Nobody Yet\n", encoding="utf-8")
+    out = tmp_path / "grades.csv"
+    finished = _command(course, "grades", ASSIGNMENT, "--roster", str(roster), "--out", str(out))
+    assert finished.returncode == 0, finished.stdout + finished.stderr
+    row = _rows(out)["s999"]
+    assert (row["status"], row["score"], row["max_score"]) == ("missing", "0.0", "14.0"), row
+
+
 def test_a_late_policy_charges_the_time_nbgrader_recorded(course, term, tmp_path):
     policy_file = course.source_directory / ASSIGNMENT / "grading.yml"
     original = policy_file.read_text(encoding="utf-8")

@@ -236,7 +236,7 @@ def _with_the_class_list(
         keep_in_run_record(context.course.root, submission)
     handed_in = {submission.student_id for submission in graded}
     for student_id in [] if roster is None else [student for student in roster if student not in handed_in]:
-        missing = Submission(student_id, context.assignment, 0.0, None, Status.MISSING, "nothing was handed in")
+        missing = Submission.nothing_handed_in(student_id, context.assignment)
         keep_in_run_record(context.course.root, missing)
         graded.append(missing)
     return sorted(graded, key=lambda submission: submission.student_id)

@@ -365,7 +365,6 @@ def run_grades(arguments: argparse.Namespace) -> int:
     from .course import GradingContext
     from .exports import write_canvas, write_moodle
     from .report import class_rows, write_csv
-    from .status import Status
     from .submission import Submission
 
     context = GradingContext.of(_course(arguments), arguments.assignment, arguments.db_url)
@@ -374,7 +373,7 @@ def run_grades(arguments: argparse.Namespace) -> int:
     known = {row.student_id for row in rows}
     maximum = next((row.max_score for row in rows), None)
     rows += [
-        Submission(student, arguments.assignment, 0.0, maximum, Status.MISSING, "nothing was handed in")
+        Submission.nothing_handed_in(student, arguments.assignment, maximum)
         for student in roster
         if student not in known
     ]

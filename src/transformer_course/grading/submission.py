@@ -68,6 +68,12 @@ class Submission:
     learner_cells: list[tuple[str, str]] = field(default_factory=list, repr=False)  # (label, source), for the review
     library_implementations: list[str] = field(default_factory=list, repr=False)  # what the review looks for
 
+    @classmethod
+    def nothing_handed_in(cls, student_id: str, assignment: str, max_score: float | None = None) -> Submission:
+        """The row of a student on the roster who handed nothing in: ``missing``, with score 0, so that an LMS does
+        not read it as "not graded yet"."""
+        return cls(student_id, assignment, 0.0, max_score, Status.MISSING, "nothing was handed in")
+
     @property
     def review(self) -> str:
         """The findings as the CSV's ``review`` column gives them."""
