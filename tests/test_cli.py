@@ -68,8 +68,12 @@ def test_evaluate_prints_each_scores_signature_and_the_checksums_of_the_files_it
         capsys, "train", "--task", "multi30k", "--data", fixtures / "multi30k_tsv", "--vocab-size", 200,
         "--max-steps", 1, "--max-tokens", 256, "--out", tmp_path, "--no-progress", *TINY_COMMAND_OPTIONS,
     )  # fmt: skip
-    code, results = run_command(capsys, "evaluate", tmp_path, "--limit", 4)
+    code = main(["evaluate", str(tmp_path), "--limit", "4"])
+    printed = capsys.readouterr()
+    results = json.loads(printed.out.splitlines()[-1])
     assert code == 0
+    for name, signature in results["signatures"].items():  # for a reader too, each score beside its signature
+        assert f"{name} " in printed.err and f"{results[name]:6.2f}  {signature}" in printed.err
     assert set(results["signatures"]) == {"sacrebleu", "sacrebleu_lowercase", "tokenised_lowercase_bleu", "chrf"}
     assert results["signatures"]["sacrebleu"].startswith("nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:")
     assert results["signatures"]["chrf"].startswith("nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|version:")

@@ -296,10 +296,23 @@ def run_evaluate(arguments: argparse.Namespace) -> int:
         model, task, arguments.split, beam_size=arguments.beam, alpha=arguments.alpha, limit=arguments.limit
     )
     seconds = round(time.monotonic() - started, 1)
+    print(score_lines(scores), file=sys.stderr)
     print_json(
         {"checkpoint": str(path), "task": task.name, "step": checkpoint.progress.step, **scores, "seconds": seconds}
     )
     return 0
+
+
+def score_lines(scores: dict) -> str:
+    """:func:`evaluate`'s scores for a reader: what was decoded and from which files, then each score with
+    its signature, as a benchmark publishes them."""
+    decoding = "greedy" if scores["beam_size"] == 1 else f"beam {scores['beam_size']}, alpha {scores['alpha']}"
+    checksums = ", ".join(f"{side} sha256:{digest}" for side, digest in scores["sha256"].items())
+    lines = [f"{scores['split']}: {scores['examples']:,} pairs ({checksums}), {decoding}"]
+    for name, signature in scores.get("signatures", {}).items():
+        lines.append(f"  {name:24s} {scores[name]:6.2f}  {signature}")
+    lines.append(f"  {'exact_match':24s} {scores['exact_match']:6.2f}")
+    return "\n".join(lines)
 
 
 def print_json(values: dict) -> None:
