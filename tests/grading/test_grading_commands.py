@@ -117,10 +117,13 @@ def test_the_command_line_and_train_start_without_the_grading_packages(without_g
     assert "--task" in run.stdout
 
 
-def test_a_grading_command_without_the_grading_packages_says_how_to_install_them(without_grading_packages):
+def test_a_grading_command_without_the_grading_packages_names_the_install_that_works_here(without_grading_packages):
+    """This environment installs the course editable from its clone (requirements.txt's ``-e .``): the line is
+    that clone's, never the registry name ``transformer-course[grading]``, which no registry holds."""
     run = without_grading_packages
-    assert run.returncode == 1
-    assert "pip install 'transformer-course[grading]'" in run.stderr and "Traceback" not in run.stderr
+    assert run.returncode == 1 and "Traceback" not in run.stderr, run.stderr
+    assert f'pip install -e "{REPOSITORY}[grading]"' in run.stderr, run.stderr
+    assert "'transformer-course[grading]'" not in run.stderr, run.stderr
 
 
 @pytest.mark.needs_nbgrader

@@ -3,7 +3,9 @@
 
 nbgrader and the Jupyter machinery are imported when one of these commands runs, not when the
 command line starts: ``transformer-course train`` works where only the package is installed
-(``pip install transformer-course``, as on Colab), without the ``grading`` extra.
+(as Colab's setup cell installs it), without the ``grading`` extra. Where that extra is missing, a
+grading command says so with the ``pip install`` that adds it to the package as it was installed
+(:func:`transformer_course.installation.install_command`).
 
 A mistake in what was asked for (an unknown assignment, a missing directory or file, a file that
 is not a notebook, a ``grading.yml`` that cannot be used) ends the command with one line,
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import sys
 import tempfile
 from collections import Counter
 from collections.abc import Callable
@@ -248,9 +251,11 @@ def _user_error_types() -> tuple[type[Exception], ...]:
         from .lateness import LatenessError
         from .sandbox import SandboxUnavailable
     except ModuleNotFoundError as error:
+        from ..installation import install_command
+
         raise SystemExit(
             f"error: the grading commands need nbgrader and Jupyter ({error.name} is missing): "
-            "pip install 'transformer-course[grading]'"
+            f"{install_command('grading')}, in the environment of {sys.executable}"
         ) from None
     return (
         CourseError,

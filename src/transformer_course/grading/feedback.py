@@ -9,6 +9,9 @@ own ``nbgrader generate_feedback`` makes the same pages:
 
 * **every point shown**: the core score out of the core maximum, the bonus apart, and a written
   answer that nobody has graded yet says "not graded yet" (nbgrader's page shows 0);
+* **each error where it happened**: a cell that raised says so, with its part and its error, and a test
+  cell that failed only because of it says that (:mod:`transformer_course.grading.cell_errors`, in the
+  sentences ``transformer-course check`` prints); every error is shown whole;
 * **the learner's page only**: the review's findings are for the instructor (``grades.csv``, the
   command's output), never on the page a learner receives;
 * **offline**: math becomes MathML when the page is made (latex2mathml), so it renders without
@@ -39,6 +42,7 @@ from pathlib import Path
 from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
 from nbgrader.preprocessors import GetGrades
 
+from .cell_errors import read_cell_errors
 from .course import Course, CourseError, GradingContext
 
 TEMPLATE_DIRECTORY = Path(__file__).parent / "templates"
@@ -98,7 +102,8 @@ class MathMLRenderer(IPythonRenderer):
 
 class GetGradesAndPending(GetGrades):
     """nbgrader's ``GetGrades``, which puts each cell's score in the notebook, and also which written answers wait
-    for an instructor, which cells are bonus, and the page's totals (``resources["course_feedback"]``)."""
+    for an instructor, which cells are bonus, the page's totals (``resources["course_feedback"]``), and the note of
+    each cell that raised or failed only because of one (``metadata.course_feedback_note``)."""
 
     def preprocess(self, nb, resources):
         course = Course(Path(self.config.CourseDirectory.get("root", ".")).resolve())
@@ -109,6 +114,8 @@ class GetGradesAndPending(GetGrades):
         self.summary = {"core_score": 0.0, "core_max": 0.0, "bonus_score": 0.0, "bonus_max": 0.0, "pending_points": 0}
         nb, resources = super().preprocess(nb, resources)
         resources["course_feedback"] = self.summary
+        for index, note in read_cell_errors(nb).notes().items():
+            nb.cells[index].metadata["course_feedback_note"] = note
         return nb, resources
 
     def _get_score(self, cell, resources) -> None:
