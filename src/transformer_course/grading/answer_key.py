@@ -27,7 +27,7 @@ from pathlib import Path
 
 from nbgrader.preprocessors import ClearSolutions
 
-from .course import BEGIN_HIDDEN_TESTS, END_HIDDEN_TESTS, Course, CourseError, split_hidden_tests
+from .course import BEGIN_HIDDEN_TESTS, END_HIDDEN_TESTS, Course, CourseError, split_at_markers, split_hidden_tests
 from .nbgrader_cells import grade_id, nbgrader_metadata, source_text
 
 BEGIN_SOLUTION, END_SOLUTION = "BEGIN SOLUTION", "END SOLUTION"
@@ -177,15 +177,7 @@ def split_solution(source: str) -> tuple[str, str]:
     the whole cell: all of it is the answer."""
     if BEGIN_SOLUTION not in source:
         return "", source
-    given, answer, inside = [], [], False
-    for line in source.splitlines(keepends=True):
-        if BEGIN_SOLUTION in line:
-            inside = True
-        elif END_SOLUTION in line:
-            inside = False
-        else:
-            (answer if inside else given).append(line)
-    return "".join(given), "".join(answer)
+    return split_at_markers(source, BEGIN_SOLUTION, END_SOLUTION)
 
 
 def _public_sources(root: Path) -> Iterator[Path]:
