@@ -87,8 +87,8 @@ class AnswerKey:
         given_values = {name for cell in given for name in _assigned_names(source_text(cell))}
         public = _stripped_lines(source_text(cell) for notebook in released for cell in notebook["cells"])
         public |= _stripped_lines(path.read_text(encoding="utf-8") for path in _public_sources(course.root))
-        # name -> (parameters, part): what an answer cell defines and no released notebook gives.
-        self.functions: dict[str, tuple[tuple[str, ...], Part]] = {}
+        # (name, parameters) -> part: the functions and classes an answer cell defines and no released notebook gives.
+        self.functions: dict[tuple[str, tuple[str, ...]], Part] = {}
         self.values: dict[str, Part] = {}  # names only answer cells assign
         self.secrets: dict[Part, set[str]] = {}  # a part's model answer or hidden tests: their distinctive lines
         self.given_lines: dict[tuple[str, str, str], set[str]] = {}  # (assignment, notebook, grade_id) -> lines
@@ -105,9 +105,8 @@ class AnswerKey:
             self.given_lines[assignment, notebook, name] = _stripped_lines([given])
             self.secrets.setdefault(part, set()).update(_distinctive(answer, public))
             if cell.get("cell_type") == "code":
-                for definition in _definitions(source):
-                    if definition not in given_definitions:
-                        self.functions.setdefault(definition[0], (definition[1], part))
+                for definition in _definitions(source) - given_definitions:
+                    self.functions.setdefault(definition, part)
                 for value in _assigned_names(source) - given_values:
                     self.values.setdefault(value, part)
         elif metadata.get("grade"):
@@ -154,11 +153,7 @@ class AnswerKey:
 
     def _defined_answer(self, node: ast.AST) -> Part | None:
         """The part whose answer cell defines what ``node`` defines (the same name and parameters), if any."""
-        definition = _definition(node)
-        if definition is None or definition[0] not in self.functions:
-            return None
-        parameters, part = self.functions[definition[0]]
-        return part if parameters == definition[1] else None
+        return self.functions.get(_definition(node))
 
     def _answers_in_cell_code(self, text: str) -> list[Part]:
         """The parts that ``text``, read as the code of a notebook cell, answers."""
