@@ -431,11 +431,16 @@ def run_similarity(arguments: argparse.Namespace) -> int:
 
 
 def run_publish(arguments: argparse.Namespace) -> int:
-    from .publish import publish
+    from .publish import printable, publish
 
     course = _course(arguments)
-    written = publish(course, arguments.directory)
-    print(f"published {len(written)} files to {arguments.directory}: no solutions, hidden tests or model answers")
+    publication = publish(course, arguments.directory)
+    for path, why in sorted(publication.left_out.items()):
+        print(f"left out {printable(path)}{'/' if (course.root / path).is_dir() else ''}: {why}")
+    print(
+        f"published {len(publication.written)} files to {arguments.directory}: "
+        "no solutions, hidden tests, model answers or grading data"
+    )
     return 0
 
 
