@@ -21,9 +21,10 @@ without what the learner writes) and :mod:`.limits`.
 
 **The course and the other commands**: :mod:`.course`, :mod:`.policy` (``grading.yml``), :mod:`.nbgrader_cells`
 (nbgrader's cell metadata), :mod:`.release` and :mod:`.notebook_translation`, :mod:`.exchange` (nbgrader's
-exchange in one language), the learner's :mod:`.check`, :mod:`.gradebook`, :mod:`.roster`, :mod:`.lateness`,
-:mod:`.lms`, :mod:`.exports`, :mod:`.similarity`, :mod:`.publish` (with :mod:`.answer_key`, the answers it
-looks for), and :mod:`.commands`, the command line.
+exchange in one language), the learner's :mod:`.check` (with :mod:`.cell_errors`, the cell that caused a
+failure, which the feedback page shows too), :mod:`.gradebook`, :mod:`.roster`, :mod:`.lateness`, :mod:`.lms`,
+:mod:`.exports`, :mod:`.similarity`, :mod:`.publish` (with :mod:`.answer_key`, the answers it looks for), and
+:mod:`.commands`, the command line.
 """
 
 import sys
