@@ -203,6 +203,18 @@ def test_only_the_chinese_edition_ranks_the_chinese_pictures_first():
     assert chinese.index(mime_type("zh_CN")) < chinese.index("image/png"), "the Chinese site would show English ones"
 
 
+def test_only_the_chinese_edition_ranks_the_chinese_tables_first():
+    from myst_nb.core.render import get_mime_priority
+
+    from transformer_course.book_programs.edition_figures import html_type
+
+    overlay = yaml.safe_load((REPOSITORY_ROOT / "book" / "_config_zh_CN.yml").read_text(encoding="utf-8"))
+    overrides = [tuple(item) for item in overlay["sphinx"]["config"]["nb_mime_priority_overrides"]]
+    assert html_type("zh_CN") not in get_mime_priority("html", []), "the English site would show Chinese tables"
+    chinese = get_mime_priority("html", overrides)
+    assert chinese.index(html_type("zh_CN")) < chinese.index("text/html"), "the Chinese site would show English ones"
+
+
 def test_build_writes_a_page_for_every_toc_entry(book_build):
     missing = [page for page in PAGES if not (HTML_DIR / f"{page}.html").is_file()]
     assert not missing, f"no HTML page for {missing}"
