@@ -114,6 +114,24 @@ def cosine_scores(query, key):
     dots = torch.einsum("...qd,...kd->...qk", query, key)
     return dots * query.pow(2).sum(-1).rsqrt()[..., :, None] * key.pow(2).sum(-1).rsqrt()[..., None, :]
 """,
+    "softmax-jacobian": """
+def softmax_jacobian(weights):  # p_i delta_ij - p_i p_j, by einsum against an identity
+    eye = torch.eye(weights.size(-1), dtype=weights.dtype)
+    return torch.einsum("...i,ij->...ij", weights, eye) - torch.einsum("...i,...j->...ij", weights, weights)
+""",
+    "saturation-experiment": """
+largest_weight, jacobian_norm = {}, {}
+for kind in ("unscaled", "scaled"):  # one kind at a time, the norm as the square root of a sum of squares
+    largest_weight[kind], jacobian_norm[kind] = [], []
+    for d_k in saturation_widths:
+        queries, keys = saturation_samples[d_k]
+        scores = attention_scores(queries, keys).squeeze(1)
+        if kind == "scaled":
+            scores = scale_scores(scores, d_k)
+        weights = softmax(scores)
+        largest_weight[kind].append(float(weights.amax(dim=-1).mean()))
+        jacobian_norm[kind].append(float(softmax_jacobian(weights).pow(2).sum(dim=(-2, -1)).sqrt().mean()))
+""",
 }
 
 # Each defect is one the issue found passing the old tests; the attention defect shows that the parts
@@ -138,8 +156,13 @@ def attention(query, key, value, mask=None, scale=True):  # never scales
         weights = weights.masked_fill(~mask, 0.0)
     return weights @ value, weights
 """,
+    # The saturation experiment after it measures with this Jacobian: it keeps its points.
+    "softmax-jacobian": """
+def softmax_jacobian(weights):  # forgets the diagonal p_i delta_ij
+    return -weights.unsqueeze(-1) * weights.unsqueeze(-2)
+""",
 }
-ATTENTION_DEFECT_TESTS = {"test-softmax", "test-apply-mask", "test-attention"}
+ATTENTION_DEFECT_TESTS = {"test-softmax", "test-apply-mask", "test-attention", "test-softmax-jacobian"}
 
 # ----------------------------------------------------------------------------- assignment 2
 
@@ -880,6 +903,13 @@ VISIBLE_DEFECTS = {
         "weights = torch.softmax(scores - c * (~allowed).to(scores.dtype), dim=-1)",
         "weights = torch.softmax(scores - c * (~allowed).to(scores.dtype), dim=0)",
         "test-blocked-mass",
+    ),
+    "the saturation experiment scales by d_k instead of its square root": (
+        "01-attention",
+        "saturation-experiment",
+        '("scaled", scale_scores(raw, d_k))',
+        '("scaled", raw / d_k)',
+        "test-saturation-experiment",
     ),
     "layer_norm adds eps outside the square root": (
         "05-residuals-layernorm",
