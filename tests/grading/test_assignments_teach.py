@@ -206,6 +206,26 @@ class MultiHeadAttention(nn.Module):
         self.attention_weights = torch.stack(weights, dim=1).detach()
         return self.w_o(torch.cat(outputs, dim=-1))
 """,
+    "two-needs": """
+def train_two_needs(num_heads, seed):  # mse_loss, a while loop, the held-out batch drawn under no_grad
+    torch.manual_seed(seed)
+    generator = torch.Generator().manual_seed(seed)
+    model = MultiHeadAttention(8, num_heads)
+    adam = torch.optim.Adam(model.parameters(), lr=1e-2)
+    step = 0
+    while step < 300:
+        inputs, wanted = two_needs_batch(128, generator)
+        adam.zero_grad()
+        nn.functional.mse_loss(model(inputs, inputs, inputs)[:, 0, :6], wanted).backward()
+        adam.step()
+        step += 1
+    with torch.no_grad():
+        inputs, wanted = two_needs_batch(1000, generator)
+        return float(nn.functional.mse_loss(model(inputs, inputs, inputs)[:, 0, :6], wanted))
+
+
+loss_one_head, loss_two_heads = (train_two_needs(heads, training_seed) for heads in (1, 2))
+""",
 }
 
 # The split_heads defect shows that MultiHeadAttention, graded with the reference split_heads, keeps its points.
@@ -221,7 +241,7 @@ def output_projection_block(linear, head, num_heads):  # rows of the weight: the
     return linear.weight[head * d_v:(head + 1) * d_v]
 """,
 }
-MULTI_HEAD_DEFECT_TESTS = {"test-split-heads", "test-output-projection-block"}
+MULTI_HEAD_DEFECT_TESTS = {"test-split-heads", "test-output-projection-block", "test-two-needs"}
 
 
 def _solution_with(assignment: str, grade_id: str, old: str, new: str) -> str:
@@ -229,6 +249,15 @@ def _solution_with(assignment: str, grade_id: str, old: str, new: str) -> str:
     source = solution_answers(assignment)[grade_id]
     assert old in source, old
     return source.replace(old, new)
+
+
+# Trained with one head whatever num_heads says: the two heads' errors fail, and only their part.
+MULTI_HEAD_DEFECTS["two-needs"] = _solution_with(
+    "02-multi-head-attention",
+    "two-needs",
+    "attention = MultiHeadAttention(8, num_heads)",
+    "attention = MultiHeadAttention(8, 1)  # one head, whatever num_heads says",
+)
 
 
 # ----------------------------------------------------------------------------- assignment 3
