@@ -325,6 +325,29 @@ def count_trainable_parameters(module):
 def shift_distance(offset, d_model):  # 2 - 2 cos x = 4 sin^2(x / 2)
     return 2 * math.sqrt(sum(math.sin(offset * 10000 ** (-2 * i / d_model) / 2) ** 2 for i in range(d_model // 2)))
 """,
+    "order-training": """
+def train_order_classifier(add_positions, seed):  # one nn.Sequential, the accuracy counted with torch.sum
+    torch.manual_seed(seed)
+    generator = torch.Generator().manual_seed(seed)
+    encoder = tc.Encoder(tc.EncoderLayer(16, num_heads=2, d_ff=32, dropout=0.0), num_layers=2)
+    classifier = nn.Linear(16, 2)
+    steps = [SinusoidalPositionalEncoding(16, max_positions=2)] if add_positions else []
+    model = nn.Sequential(*steps, encoder)
+    optimiser = torch.optim.Adam(list(encoder.parameters()) + list(classifier.parameters()), lr=3e-3)
+    for _ in range(300):
+        sequences, labels = order_batch(128, generator)
+        loss = nn.functional.cross_entropy(classifier(model(sequences).mean(dim=1)), labels)
+        optimiser.zero_grad()
+        loss.backward()
+        optimiser.step()
+    with torch.no_grad():
+        right = torch.sum(classifier(model(test_sequences).mean(dim=1)).argmax(dim=-1) == test_labels)
+    return float(loss), int(right) / len(test_labels)
+
+
+loss_without_positions, accuracy_without_positions = train_order_classifier(False, training_seed)
+loss_with_positions, accuracy_with_positions = train_order_classifier(True, training_seed)
+""",
 }
 
 # The table defect (sine and cosine swapped) shows that the module, the gaps, the differences, the offset errors, the
@@ -369,6 +392,9 @@ POSITIONAL_DEFECTS = {
     ),
     "shift-distance": _solution_with(
         POSITIONAL, "shift-distance", "return math.sqrt(", "return (  # the square\n        "
+    ),
+    "order-training": _solution_with(
+        POSITIONAL, "order-training", "sequences = positions(sequences)", "pass  # the positions are built, never added"
     ),
 }
 POSITIONAL_DEFECT_TESTS = {f"test-{grade_id}" for grade_id in POSITIONAL_DEFECTS}
