@@ -490,6 +490,20 @@ def masked_softmax(scores, mask):
     total = exps.sum(dim=-1, keepdim=True)
     return exps / torch.where(total > 0, total, torch.ones_like(total))
 """,
+    "change-in-the-past": """
+def change_in_the_past(layers, x, mask, start):  # torch.where over the later positions, the change as a max-norm
+    later = (torch.arange(x.size(1)) >= start)[None, :, None]
+    other = torch.where(later, torch.randn(x.shape), x)
+    with torch.no_grad():
+        difference = layers(other, mask) - layers(x, mask)
+    return torch.linalg.vector_norm(difference[:, :start], ord=float("inf")).item()
+""",
+    "promise": """
+changes_with_your_mask, changes_without_mask, changes_with_peeking_mask = (
+    [change_in_the_past(stack, stack_inputs, mask, start) for start in range(1, 6)]
+    for mask in (causal_mask(6), None, peeking_mask)
+)
+""",
 }
 
 # The padding defect (a hard-coded 0) shows that padding_and_causal_mask, graded with the reference masks, keeps its
@@ -527,8 +541,23 @@ def attention_shapes(batch, heads, target_length, source_length, d_model, steps)
 
 example_shapes = attention_shapes(32, 8, 20, 25, 512, 7)
 """,
+    # The three masks' changes, measured with this probe, keep their points: they are graded with the reference probe.
+    "change-in-the-past": """
+def change_in_the_past(layers, x, mask, start):  # off by one: changes the positions after start, not from it
+    changed = x.clone()
+    changed[:, start + 1 :] = torch.randn_like(x[:, start + 1 :])
+    with torch.no_grad():
+        before, after = layers(x, mask), layers(changed, mask)
+    return (after[:, :start] - before[:, :start]).abs().max().item()
+""",
 }
-MASKS_DEFECT_TESTS = {"test-padding-mask", "test-minimum-c", "test-masked-softmax", "test-attention-shapes"}
+MASKS_DEFECT_TESTS = {
+    "test-padding-mask",
+    "test-minimum-c",
+    "test-masked-softmax",
+    "test-attention-shapes",
+    "test-change-in-the-past",
+}
 
 # ----------------------------------------------------------------------------- assignment 5
 
