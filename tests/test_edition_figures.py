@@ -128,6 +128,14 @@ DRAWINGS = {
     "batch padding": lambda language: mechanisms.draw_batch_padding(
         [[5, 6, 7], [8, 9], [5, 6, 7, 8, 9], [4], [4, 5, 6, 7]], max_tokens=10, language=language
     ),
+    "decoder masks": lambda language: mechanisms.draw_decoder_masks(
+        torch.tensor([[7, 3, 9, 0], [5, 8, 0, 0]]), pad_id=0, sentence=1, language=language
+    ),
+    "mask graphs": lambda language: mechanisms.draw_mask_graphs(
+        {"encoder": torch.ones(4, 4, dtype=torch.bool), "causal": tc.causal_mask(4)},
+        {"encoder": 4.0, "causal": 4.0},
+        language=language,
+    ),
     "beam tree": lambda language: mechanisms.draw_beam_tree(
         [{"origin": [0, 0], "token": [5, 6], "score": [-0.1, -2.3], "finished": [False, False],
           "was_finished": [False]},

@@ -94,8 +94,8 @@ def test_a_class_graded_in_place_is_graded_not_missing(term):
 
 def test_grades_csv_counts_the_bonus_as_extra_credit_and_the_ungraded_written_answers_as_pending(course, term):
     carol = _rows(course.root / "grades.csv")["carol"]
-    # 01: 14 core points (13 in test cells, one written answer) and 3 of bonus (two test cells, one written answer).
-    expected = {"score": "15.0", "max_score": "14.0", "bonus_score": "2.0", "pending_manual_points": "2.0"}
+    # 01: 16 core points (15 in test cells, one written answer) and 3 of bonus (two test cells, one written answer).
+    expected = {"score": "17.0", "max_score": "16.0", "bonus_score": "2.0", "pending_manual_points": "2.0"}
     assert {key: carol[key] for key in expected} == expected, carol
 
 
@@ -146,7 +146,7 @@ def test_the_grades_command_rewrites_the_csv_with_a_manual_score_and_no_run(cour
     finished = _command(course, "grades", ASSIGNMENT, "--out", str(out))
     assert finished.returncode == 0, finished.stderr
     carol = _rows(out)["carol"]
-    assert (carol["score"], carol["pending_manual_points"]) == ("16.0", "1.0"), carol
+    assert (carol["score"], carol["pending_manual_points"]) == ("18.0", "1.0"), carol
     assert autograded.stat().st_mtime_ns == graded_at, "the grades command ran the notebook again"
 
 
@@ -160,7 +160,7 @@ def test_the_feedback_command_shows_the_manual_score_and_zips_a_page_per_student
     finished = _command(course, "feedback", ASSIGNMENT, "--zip", str(tmp_path / "zips"))
     assert finished.returncode == 0, finished.stderr
     page = (course.feedback_directory / "alice" / ASSIGNMENT / f"{NOTEBOOK}.html").read_text(encoding="utf-8")
-    assert "score 14 of 14" in page, "alice's page should count her graded written answer"
+    assert "score 16 of 16" in page, "alice's page should count her graded written answer"
     archives = sorted(path.name for path in (tmp_path / "zips").glob("*.zip"))
     assert archives == ["alice.zip", "bob.zip", "carol.zip"], archives
     with zipfile.ZipFile(tmp_path / "zips" / "alice.zip") as bundle:
@@ -183,7 +183,7 @@ def test_regrading_one_student_updates_their_row_and_keeps_the_others_manual_sco
     after = _rows(out)
     assert _fingerprint(course.submitted_directory / "bob") == collected, "the collected submission was replaced"
     assert set(after) == {"alice", "bob", "carol"}, sorted(after)
-    assert after["bob"]["score"] == "15.0", after["bob"]
+    assert after["bob"]["score"] == "17.0", after["bob"]
     assert after["carol"]["bonus_score"] == "3.0", after["carol"]
 
 
@@ -300,7 +300,7 @@ def test_a_browser_reads_graded_points_for_a_manually_graded_answer_on_a_page_ax
     finally:
         driver.quit()
     assert "Score: 1 / 1" in heading, f"the written answer's heading reads {heading!r}"
-    assert "score 14 of 14" in summary, f"the page's summary reads {summary!r}"
+    assert "score 16 of 16" in summary, f"the page's summary reads {summary!r}"
     assert not violations, (
         f"WCAG 2.1 A/AA violations on the learner's feedback page: {axe_summary({'feedback page': violations})}"
     )
@@ -334,7 +334,7 @@ def test_a_canvas_download_is_graded_through_the_roster_with_a_row_for_everyone_
     assert finished.returncode == 0, finished.stdout + finished.stderr
     assert f"not graded: mallory_77777_90002_{NOTEBOOK}.ipynb" in finished.stdout, finished.stdout
     rows = _rows(out)
-    assert (rows["s001"]["status"], rows["s001"]["score"]) == ("graded", "15.0"), rows["s001"]
+    assert (rows["s001"]["status"], rows["s001"]["score"]) == ("graded", "17.0"), rows["s001"]
     assert (rows["s003"]["status"], rows["s003"]["score"]) == ("missing", "0.0"), rows["s003"]
 
 
@@ -345,7 +345,7 @@ def test_the_grades_command_gives_someone_on_the_roster_who_handed_nothing_in_a_
     finished = _command(course, "grades", ASSIGNMENT, "--roster", str(roster), "--out", str(out))
     assert finished.returncode == 0, finished.stdout + finished.stderr
     row = _rows(out)["s999"]
-    assert (row["status"], row["score"], row["max_score"]) == ("missing", "0.0", "14.0"), row
+    assert (row["status"], row["score"], row["max_score"]) == ("missing", "0.0", "16.0"), row
 
 
 def test_a_late_policy_charges_the_time_nbgrader_recorded(course, term, tmp_path):
@@ -354,10 +354,10 @@ def test_a_late_policy_charges_the_time_nbgrader_recorded(course, term, tmp_path
     policy_file.write_text(original + "\nlate_policy: {deduct: 0.1, per: hour, cap: 0.5}\n", encoding="utf-8")
     try:
         out = tmp_path / "grades.csv"
-        # Everyone handed in at 12:00 UTC: due at 11:00, they are an hour late (one hour started, a tenth of 14).
+        # Everyone handed in at 12:00 UTC: due at 11:00, they are an hour late (one hour started, a tenth of 16).
         finished = _command(course, "grades", ASSIGNMENT, "--out", str(out), "--due", "2026-11-20T12:00:00+01:00")
     finally:
         policy_file.write_text(original, encoding="utf-8")
     assert finished.returncode == 0, finished.stderr
     carol = _rows(out)["carol"]
-    assert (carol["submitted_at"], carol["late_by"], carol["penalty"]) == ("2026-11-20T12:00:00+00:00", "1.0", "1.4")
+    assert (carol["submitted_at"], carol["late_by"], carol["penalty"]) == ("2026-11-20T12:00:00+00:00", "1.0", "1.6")
