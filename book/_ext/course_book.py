@@ -2,12 +2,12 @@
 
 It does nine things:
 
-1. **MathJax from the site itself.** Sphinx loads MathJax from a CDN by default, so a reader
-   offline (or a build checked on a closed network) sees raw ``$$`` instead of equations. The
-   PyPI package ``django-static-mathjax`` ships MathJax 3.2.2 as package data (a top-level
-   ``mathjax`` package; Django is not needed). Its ``es5/`` directory is copied into the site as
-   ``_static/mathjax/`` and ``mathjax_path`` points at the copy, so every page loads MathJax, its
-   fonts and its extensions from the book's own server.
+1. **MathJax 4 from the site itself, speaking.** Sphinx loads MathJax from a CDN by default, so a
+   reader offline (or a build checked on a closed network) sees raw ``$$`` instead of equations.
+   ``transformer_course.book_programs.mathjax`` fetches MathJax 4 and its font from the npm registry
+   once (checked), and after an HTML build copies them into the site as ``_static/mathjax/``;
+   ``mathjax_path`` points at the copy and ``window.MathJax`` at its fonts. MathJax 4's accessibility
+   extensions are on: every equation is spoken by a screen reader and explored by keyboard.
 
 2. **Colab buttons only where Colab can open the page.** sphinx-book-theme gives every notebook
    page a "Colab" launch button that opens the page's source file from the repository. The
@@ -31,9 +31,10 @@ It does nine things:
    reader can count (axe-core: ``aria-deprecated-role``, ``aria-required-children``). Each citation is
    a ``listitem`` of that list instead.
 
-6. **English marked as English in another edition.** Code, its outputs and the bibliography are
-   English on every page; in the Chinese edition they carry ``lang="en"`` (WCAG 3.1.2, language of
-   parts), so a screen reader reads them with an English voice instead of spelling them.
+6. **English marked as English in another edition.** Code, its outputs, the bibliography and the
+   speech MathJax makes of an equation are English on every page; in the Chinese edition they carry
+   ``lang="en"`` (WCAG 3.1.2, language of parts), so a screen reader reads them with an English voice
+   instead of spelling them.
 
 7. **Folded code named by what it shows.** myst-nb names the toggle of a folded cell "Toggle hidden
    content" (in English, in every edition) while it shows "Show code cell source" or "显示代码":
@@ -54,48 +55,30 @@ It does nine things:
 from __future__ import annotations
 
 import re
-import shutil
 from html import escape
 from pathlib import Path
 from typing import Any
 
-import mathjax  # from django-static-mathjax: MathJax's npm distribution as package data
 from sphinx.application import Sphinx
 from sphinx.config import Config
 from sphinx.writers.html5 import HTML5Translator
 
-MATHJAX_SOURCE = Path(mathjax.__file__).parent / "static" / "mathjax" / "es5"
-MATHJAX_TARGET = "mathjax"  # under _static/
-MATHJAX_ENTRY = "tex-mml-chtml.js"  # the component Sphinx loads by default: TeX and MathML input, HTML output
+from transformer_course.book_programs import mathjax
 
 
 def use_local_mathjax(app: Sphinx, config: Config) -> None:
-    """Point Sphinx at the copy under ``_static/`` (a relative ``mathjax_path`` is relative to ``_static``)."""
-    if not (MATHJAX_SOURCE / MATHJAX_ENTRY).is_file():
-        raise FileNotFoundError(
-            f"MathJax not found at {MATHJAX_SOURCE / MATHJAX_ENTRY}; install django-static-mathjax "
-            f"(pinned in requirements.txt)"
-        )
-    config.mathjax_path = f"{MATHJAX_TARGET}/{MATHJAX_ENTRY}"
-
-
-def _other_bundles(directory: str, names: list[str]) -> list[str]:
-    """Leave out the top-level combined components the book never loads (tex-svg.js, mml-chtml.js, ...).
-
-    The subdirectories stay: MathJax loads fonts, TeX extensions, its menu and the speech
-    explorer from them on demand.
-    """
-    if Path(directory) != MATHJAX_SOURCE:
-        return []
-    return [name for name in names if name.endswith(".js") and name != MATHJAX_ENTRY]
+    """Point Sphinx at the site's own MathJax 4 (a relative ``mathjax_path`` is relative to ``_static``) and
+    MathJax at the site's own fonts; fetch both now, so that a build without them stops before it starts."""
+    for package in (mathjax.MATHJAX, mathjax.FONT):
+        mathjax.fetch(package)
+    config.mathjax_path = f"{mathjax.TARGET}/{mathjax.ENTRY}"
+    config.mathjax3_config = {**(config.mathjax3_config or {}), **mathjax.CONFIG}
 
 
 def copy_mathjax(app: Sphinx, exception: Exception | None) -> None:
-    """After an HTML build, copy MathJax into ``_static/mathjax/`` of the site."""
-    if exception is not None or app.builder.format != "html":
-        return
-    target = Path(app.outdir) / "_static" / MATHJAX_TARGET
-    shutil.copytree(MATHJAX_SOURCE, target, ignore=_other_bundles, dirs_exist_ok=True)
+    """After an HTML build, copy MathJax and its font into ``_static/mathjax/`` of the site."""
+    if exception is None and app.builder.format == "html":
+        mathjax.copy_into(Path(app.outdir) / "_static")
 
 
 def keep_colab_button_for_ipynb_only(
@@ -176,15 +159,20 @@ class CitationsAsListItems(HTML5Translator):
 
 
 # The opening tags of what is English on every page: code blocks and cells' outputs (their class names
-# "highlight-..." and "output text_html"), and inline code.
-_ENGLISH_PARTS = re.compile(r'<(div|code) class="([^"]*(?:\bhighlight-|\boutput text_html|\bliteral\b)[^"]*)"')
+# "highlight-..." and "output text_html"), inline code, and math, which MathJax speaks in English.
+_ENGLISH_PARTS = re.compile(
+    r'<(div|code|span) class="([^"]*(?:\bhighlight-|\boutput text_html|\bliteral\b|\bmath notranslate\b)[^"]*)"'
+)
 
 
 def mark_english_parts(app: Sphinx, pagename: str, templatename: str, context: dict[str, Any], doctree: Any) -> None:
-    """In an edition other than English, give code, outputs and inline code ``lang="en"``."""
-    if app.config.language in (None, "en") or "body" not in context:
+    """In an edition other than English, give code, outputs, inline code and math ``lang="en"``: in the page and
+    in its contents beside it (a heading's math)."""
+    if app.config.language in (None, "en"):
         return
-    context["body"] = _ENGLISH_PARTS.sub(r'<\1 class="\2" lang="en"', context["body"])
+    for part in ("body", "toc"):
+        if isinstance(context.get(part), str):
+            context[part] = _ENGLISH_PARTS.sub(r'<\1 class="\2" lang="en"', context[part])
 
 
 def visit_folded_cell(self: HTML5Translator, node: Any) -> None:
