@@ -66,7 +66,7 @@ def config_elsewhere(root: Path, overlay: dict | None = None) -> dict:
     relative to the configuration file, which is written elsewhere).
     """
     config = yaml.safe_load((root / "_config.yml").read_text(encoding="utf-8"))
-    merged = _laid_over(config, overlay or {})
+    merged = laid_over(config, overlay or {})
     merged.setdefault("execute", {})["cache"] = str((root / EXECUTION_CACHE).resolve())
     extensions = merged.get("sphinx", {}).get("local_extensions", {})
     for name, path in extensions.items():
@@ -82,11 +82,12 @@ def write_config(root: Path, name: str, config: dict) -> Path:
     return path
 
 
-def _laid_over(base: dict, overlay: dict) -> dict:
+def laid_over(base: dict, overlay: dict) -> dict:
+    """``overlay`` laid over ``base``, key by key (an edition's settings over ``_config.yml``)."""
     merged = dict(base)
     for key, value in overlay.items():
         both_tables = isinstance(value, dict) and isinstance(base.get(key), dict)
-        merged[key] = _laid_over(base[key], value) if both_tables else value
+        merged[key] = laid_over(base[key], value) if both_tables else value
     return merged
 
 
