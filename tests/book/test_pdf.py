@@ -61,10 +61,13 @@ def pdf_text(pdf: Path, first: int | None = None, last: int | None = None) -> st
     return subprocess.run(["pdftotext", *pages, str(pdf), "-"], capture_output=True, text=True, check=True).stdout
 
 
+_QUOTES = str.maketrans("‘’“”", "''\"\"")  # Sphinx's smart quotes in the PDF, straight ones in a catalog
+
+
 def comparable(text: str) -> str:
-    """Text as a PDF's extraction and a catalog can both be compared: NFKC (ligatures, full-width forms), without
-    spaces, line breaks and hyphens (where a line was broken, or where xeCJK joins Chinese and Latin)."""
-    return re.sub(r"[\s\-\u00ad]", "", unicodedata.normalize("NFKC", text))
+    """Text as a PDF's extraction and a catalog can both be compared: NFKC (ligatures, full-width forms), straight
+    quotes, no spaces, line breaks or hyphens (where a line was broken, or where xeCJK joins Chinese and Latin)."""
+    return re.sub(r"[\s\-\u00ad]", "", unicodedata.normalize("NFKC", text).translate(_QUOTES))
 
 
 def catalog(page: str) -> list:
@@ -73,15 +76,18 @@ def catalog(page: str) -> list:
         return [message for message in read_po(handle) if message.id and message.string]
 
 
+def page_title(page: str, language: str) -> str:
+    """A page's title in ``language``: its catalog's first entry."""
+    message = catalog(page)[0]
+    return message.id if language == "en" else message.string
+
+
 def titles(language: str) -> list[str]:
-    """Every chapter's title (each page's first catalog entry) and every part's caption, in ``language``."""
-    pages = [catalog(page)[0] for page in PAGES[1:]]  # the root page's title is the book's, on the title page
+    """Every chapter's title and every part's caption, in ``language``."""
+    chapters = [page_title(page, language) for page in PAGES[1:]]  # the root page's title is the book's, on page 1
     captions = {message.id: message.string for message in catalog(PAGES[0])}
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
-    parts = [part["caption"] for part in toc["parts"]]
-    if language == "en":
-        return [message.id for message in pages] + parts
-    return [message.string for message in pages] + [captions[caption] for caption in parts]
+    parts = [part["caption"] for part in yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))["parts"]]
+    return chapters + (parts if language == "en" else [captions[caption] for caption in parts])
 
 
 def sample_sentences(page: str) -> list[str]:
@@ -213,47 +219,67 @@ def test_every_internal_link_leads_to_a_place_in_the_document(pdfs, links, langu
     assert not broken, f"{language}: links to nowhere: {broken[:20]}"
 
 
+def _destination_page(reader, name: str) -> int:
+    """The page (1-based) a named destination of the document is on."""
+    return reader.get_destination_page_number(reader.named_destinations[name]) + 1
+
+
 @pytest.mark.parametrize("language", EDITIONS)
-def test_the_contents_link_to_every_chapter(pdfs, links, language):
+def test_the_contents_link_to_every_chapter_and_to_section_8_13(pdfs, links, language):
     from pypdf import PdfReader
 
     reader = PdfReader(pdfs[language])
-    contents_pages = {number for number, page in enumerate(reader.pages, start=1) if _is_contents(page, language)}
-    assert contents_pages, f"{language}: no table of contents"
-    from_contents = [destination for number, destination in links[language] if number in contents_pages]
-    assert len(from_contents) >= len(PAGES) - 1, f"{language}: {len(from_contents)} links in the contents"
-
-
-def _is_contents(page, language: str) -> bool:
-    heading = {"en": "CONTENTS", "zh_CN": "目录"}[language]
-    return heading in (page.extract_text() or "")[:200]
+    contents = {number for number, label in enumerate(reader.page_labels, start=1) if re.fullmatch(r"[ivxl]+", label)}
+    assert contents, f"{language}: no page numbered i, ii, ... (the contents)"
+    linked = {destination for number, destination in links[language] if number in contents}
+    chapters = {destination for destination in linked if re.match(r"chapter\*?\.", destination)}
+    assert len(chapters) == len(PAGES) - 2, (
+        f"{language}: the contents link to {len(chapters)} chapters"
+    )  # 8.13: a section
+    assert "section.8.13" in linked, f"{language}: the contents do not link to section 8.13"
+    assert _destination_page(reader, "section.8.13") > _destination_page(reader, "section.8.12")
 
 
 @pytest.mark.parametrize("language", EDITIONS)
-def test_cross_references_citations_and_glossary_terms_are_links(links, language):
-    destinations = [destination for _, destination in links[language]]
+def test_cross_references_citations_and_glossary_terms_are_links(pdfs, links, language):
+    from pypdf import PdfReader
+
+    reader = PdfReader(pdfs[language])
+    start = _outline_pages(reader)
+    glossary, bibliography = (
+        start[comparable(page_title(page, language))] for page in ("book/glossary", "book/bibliography")
+    )
+    in_chapters = [(page, name) for page, name in links[language] if _destination_page(reader, "part.1") <= page]
     kinds = {
-        "citation": [d for d in destinations if d.startswith("cite.")],
-        "glossary term": [d for d in destinations if ":term-" in d],
-        "reference to a labelled place": [d for d in destinations if re.match(r"book/[\w-]+:(?!term-)", d)],
-    }
+        "citation": [name for _, name in in_chapters if name.startswith("cite.")],
+        "glossary term": [
+            name for page, name in in_chapters
+            if page < glossary and glossary <= _destination_page(reader, name) < bibliography
+        ],
+        "reference to a chapter, section or equation": [
+            name for _, name in in_chapters if re.match(r"(chapter|section|subsection|equation)\.", name)
+        ],
+    }  # fmt: skip
     missing = [kind for kind, found in kinds.items() if not found]
-    assert not missing, f"{language}: no link of kind {missing}; destinations: {Counter(destinations).most_common(10)}"
+    assert not missing, f"{language}: no link of kind {missing} in the chapters"
+
+
+def _outline_pages(reader) -> dict[str, int]:
+    """Every entry of the PDF's outline (its bookmarks), comparable, and the page it leads to."""
+
+    def flatten(outline) -> list:
+        return [entry for item in outline for entry in (flatten(item) if isinstance(item, list) else [item])]
+
+    return {comparable(entry.title): reader.get_destination_page_number(entry) + 1 for entry in flatten(reader.outline)}
 
 
 @pytest.mark.parametrize("language", EDITIONS)
 def test_the_outline_lists_every_chapter(pdfs, language):
     from pypdf import PdfReader
 
-    reader = PdfReader(pdfs[language])
-
-    def flatten(outline) -> list[str]:
-        return [title for item in outline for title in (flatten(item) if isinstance(item, list) else [item.title])]
-
-    outline = {comparable(title) for title in flatten(reader.outline)}
-    chapters = titles(language)[: len(PAGES) - 1]
-    absent = [title for title in chapters if comparable(title) not in outline]
-    assert not absent, f"{language}: chapters not in the PDF's outline: {absent}"
+    outline = _outline_pages(PdfReader(pdfs[language]))
+    absent = [title for title in titles(language) if not any(comparable(title) in entry for entry in outline)]
+    assert not absent, f"{language}: not in the PDF's outline: {absent}"
 
 
 # --------------------------------------------------------------------------------------------

@@ -101,7 +101,7 @@ def build_pdf(root: Path, language: str) -> Path:
     What Sphinx and latexmk say goes to :func:`build_log`; a build that fails raises an error with its
     warnings and LaTeX's errors."""
     config = with_title_page(root, edition_config(root, language), language)
-    toc = root / "_toc.yml" if language == "en" else translated_toc(root, language)
+    toc = root / "_toc.yml" if language == "en" else translated_toc(root, language, f"pdf_{language}")
     command = [jupyter_book(), "build", str(root), "--builder", "pdflatex"]
     command += ["--config", str(write_config(root, f"pdf_{language}", config)), "--toc", str(toc)]
     command += ["--path-output", str(root / BUILD / f"latex-{language}")]
