@@ -47,13 +47,10 @@ def pdfs() -> dict[str, Path]:
     missing = [tool for tool in ("xelatex", "latexmk", "pdftotext", "pdfinfo") if shutil.which(tool) is None]
     if missing:
         pytest.fail(f"{', '.join(missing)} not found: install the Debian packages README names for the PDF")
-    built = {}
-    for language in EDITIONS:
-        try:
-            built[language] = pdf_editions.build_pdf(ROOT, language)
-        except RuntimeError as error:
-            pytest.fail(str(error))
-    return built
+    try:
+        return pdf_editions.build_pdfs(ROOT, EDITIONS)
+    except RuntimeError as error:
+        pytest.fail(str(error))
 
 
 def pdf_text(pdf: Path, first: int | None = None, last: int | None = None) -> str:
