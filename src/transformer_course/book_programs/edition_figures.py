@@ -150,7 +150,7 @@ class EditionImages:
     def handle_mime(renderer, data, inline: bool):
         if data.mime_type not in {"image/png", *(mime_type(language) for language in LANGUAGES)}:
             return None
-        language = page_language(renderer)
+        language = _page_language(renderer)
         described = data.output_metadata.get(METADATA_KEY, {}).get(language)
         if described is None:
             renderer.logger.warning(
@@ -188,7 +188,7 @@ def _as_png(data):
     return dataclasses.replace(data, mime_type="image/png")
 
 
-def page_language(renderer) -> str:
+def _page_language(renderer) -> str:
     """The language of the page being rendered (Sphinx's ``language``), ``"en"`` outside an edition."""
     environment = getattr(renderer.renderer, "sphinx_env", None)
     language = getattr(getattr(environment, "config", None), "language", None)

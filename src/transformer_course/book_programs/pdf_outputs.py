@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from docutils import nodes
 
-from .edition_figures import page_language
+from .edition_figures import _page_language as page_language  # the edition whose page is being rendered
 
 # The note in place of an output that only a browser can draw, by edition.
 INTERACTIVE = {
