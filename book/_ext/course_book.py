@@ -1,6 +1,6 @@
 """The course book's own Sphinx extension (registered in ``_config.yml`` under ``sphinx.local_extensions``).
 
-It does nine things:
+It does ten things:
 
 1. **MathJax 4 from the site itself, speaking.** Sphinx loads MathJax from a CDN by default, so a
    reader offline (or a build checked on a closed network) sees raw ``$$`` instead of equations.
@@ -21,10 +21,12 @@ It does nine things:
    once under ``''``; the second ``const`` declaration is a JavaScript error on every page. The
    duplicate is dropped.
 
-4. **A link to the page's twin in the other edition.** The Chinese edition is built from the same
-   source into ``zh_CN/`` under the English site (``transformer_course.book_programs.editions``);
-   every page of either starts with a link to the same page in the other language, and names it
-   in its head (``<link rel="alternate" hreflang=...>``).
+4. **A link to the page's twin in the other edition, and to the edition's PDF.** The Chinese edition
+   is built from the same source into ``zh_CN/`` under the English site
+   (``transformer_course.book_programs.editions``); every page of either starts with a link to the
+   same page in the other language, and names it in its head (``<link rel="alternate" hreflang=...>``),
+   then with a link to the whole edition as PDF, which ``make pdf`` writes into the site's ``pdf/``
+   (``transformer_course.book_programs.pdf_editions``; its name is the edition's LaTeX target).
 
 5. **A bibliography screen readers can list.** docutils writes citations as a ``role="list"`` of
    ``role="doc-biblioentry"`` items, a role DPUB-ARIA 1.1 deprecated, so the list has no items a
@@ -50,6 +52,10 @@ It does nine things:
    chapter (chapter 8's last section) with a ``<summary>`` that holds only an icon, which a screen
    reader announces as nothing (axe-core: ``summary-name``; WCAG 4.1.2). Each gets the chapter's
    title and what it opens as its name, in the edition's language.
+
+10. **Math that LaTeX reads as MathJax does.** MathJax takes an operator as a subscript without braces
+    (``h_\\max``); TeX stops there ("Missing { inserted"). In the PDF editions' LaTeX such a subscript
+    or superscript gets its braces (``h_{\\max}``); the HTML keeps the page's TeX as it is.
 """
 
 from __future__ import annotations
@@ -126,12 +132,15 @@ def drop_duplicate_scripts(
 
 # Each edition: its language, its folder under the English site, and the link text that leads to it.
 EDITIONS = {"en": ("", "English"), "zh_CN": ("zh_CN/", "中文")}
+# The link to an edition's PDF, in its language.
+PDF_LINK = {"en": "The whole book as PDF", "zh_CN": "全书 PDF 版"}
 
 
 def link_the_other_edition(
     app: Sphinx, pagename: str, templatename: str, context: dict[str, Any], doctree: Any
 ) -> None:
-    """Start the page with a link to its twin in the other edition (pages with a source only)."""
+    """Start the page with a link to its twin in the other edition and one to the edition's PDF (pages with a
+    source only)."""
     if doctree is None:  # the index, search and other generated pages
         return
     language = app.config.language if app.config.language in EDITIONS else "en"
@@ -144,6 +153,10 @@ def link_the_other_edition(
         hreflang = other.replace("_", "-")
         links.append(f'<a class="edition-link" href="{href}" hreflang="{hreflang}" lang="{hreflang}">{name}</a>')
         heads.append(f'<link rel="alternate" hreflang="{hreflang}" href="{href}">')
+    from transformer_course.book_programs.pdf_editions import SITE_FOLDER
+
+    pdf = f"{here_to_site}{SITE_FOLDER}/{Path(app.config.latex_documents[0][1]).with_suffix('.pdf').name}"
+    links.append(f'<a class="pdf-link" href="{pdf}" type="application/pdf">{PDF_LINK[language]}</a>')
     context["body"] = f'<p class="edition-switch">{" · ".join(links)}</p>\n' + context.get("body", "")
     context["metatags"] = context.get("metatags", "") + "\n".join(heads)
 
@@ -191,6 +204,26 @@ def name_folded_cells_by_their_prompt(app: Sphinx) -> None:
     app.add_node(HideCodeCellNode, override=True, html=(visit_folded_cell, depart_HideCellInput))
 
 
+# A subscript or superscript that is an operator's name without braces (see 10. above).
+_BARE_OPERATOR_SCRIPT = re.compile(
+    r"([_^])\s*(\\(?:arg|argmax|argmin|cos|deg|det|dim|exp|gcd|inf|ker|lim|liminf|limsup|ln|log|max|min|Pr|sin|sup|tan))"
+    r"(?![A-Za-z])"
+)
+
+
+def brace_operator_scripts(app: Sphinx, doctree: Any, docname: str) -> None:
+    """Sphinx's ``doctree-resolved``: in a LaTeX build, ``h_\\max`` becomes ``h_{\\max}`` in every equation."""
+    if app.builder.format != "latex":
+        return
+    from docutils import nodes
+
+    for math in doctree.findall(lambda node: isinstance(node, (nodes.math, nodes.math_block))):
+        for text in list(math.findall(nodes.Text)):
+            braced = _BARE_OPERATOR_SCRIPT.sub(r"\1{\2}", str(text))
+            if braced != str(text):
+                text.parent.replace(text, nodes.Text(braced))
+
+
 # The name of the toggle that opens a chapter's sections in the navigation, by edition (see 9. above).
 SECTIONS_TOGGLE = {"en": "{title}: sections", "zh_CN": "{title}：各节"}
 
@@ -235,6 +268,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     # Each figure's description in the page's language (book_programs.figure_descriptions) as its img alt.
     app.connect("doctree-resolved", write_descriptions_as_alt)
     app.connect("builder-inited", name_folded_cells_by_their_prompt)
+    app.connect("doctree-resolved", brace_operator_scripts)
     app.set_translator("html", CitationsAsListItems)  # pydata-sphinx-theme adds its own behaviour over it
     app.connect("html-page-context", mark_english_parts)
     app.connect("config-inited", use_local_mathjax)

@@ -41,6 +41,7 @@ from axe_check import summary as axe_summary
 
 from transformer_course.book_programs.editions import toc_pages
 from transformer_course.book_programs.figure_descriptions import METADATA_KEY
+from transformer_course.book_programs.pdf_editions import SITE_FOLDER, pdf_name
 
 # Building both editions, then opening every page of both in a browser (each waits for MathJax to typeset and
 # speak its equations, then runs axe-core twice) takes longer than one slow-layer test is given.
@@ -177,6 +178,16 @@ def test_each_page_links_to_its_twin_in_the_other_edition(chinese_build, page):
         links = re.findall(r'<a class="edition-link" href="([^"]+)"', here.read_text())
         assert links, f"{here.relative_to(HTML_DIR)}: no link to the other edition"
         assert (here.parent / links[0]).resolve() == twin.resolve(), f"{here}: links to {links[0]}, not to {twin}"
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_each_page_links_to_its_editions_pdf(chinese_build, page):
+    # make pdf writes each edition's PDF into the site under this name (tests/book/test_pdf.py builds them).
+    for folder, language in ((HTML_DIR, "en"), (CHINESE_HTML_DIR, CHINESE)):
+        here = folder / f"{page}.html"
+        links = re.findall(r'<a class="pdf-link" href="([^"]+)"', here.read_text(encoding="utf-8"))
+        pdf = HTML_DIR / SITE_FOLDER / pdf_name(REPOSITORY_ROOT, language)
+        assert links and (here.parent / links[0]).resolve() == pdf.resolve(), f"{here}: links {links}, not {pdf}"
 
 
 @pytest.mark.parametrize("page", EXERCISE_PAGES)
