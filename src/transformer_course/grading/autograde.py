@@ -54,7 +54,7 @@ from .intake import Given, student_folders, take_in
 from .limits import GradingLimits
 from .nbgrader_steps import NbgraderSteps, forget
 from .release import setup_cell
-from .report import CSV_COLUMNS, class_rows, keep_in_run_record, write_csv
+from .report import CSV_COLUMNS, class_rows, graded_before, keep_in_run_record, write_csv
 from .roster import Student
 from .sandbox import check_bubblewrap, remove_cgroups
 from .sandboxed_run import PackageArchive, SubmissionRun
@@ -101,7 +101,8 @@ def autograde(
             updated and the others kept as the gradebook has them.
         fresh: ``out`` holds this run's students only.
         roster: the class (:func:`transformer_course.grading.roster.read_roster`): every student on it gets a row,
-            ``missing`` with score 0 when nothing was handed in, and a folder of someone not on it is flagged.
+            ``missing`` with score 0 when they were never graded (whoever was graded before keeps their row), and a
+            folder of someone not on it is flagged.
         late, due, times: what the LMS says: the students whose work it marked late (said in their review), the due
             date (in place of ``grading.yml``'s) and each student's submission time (in place of ``timestamp.txt``).
         sandbox: run each submission in bubblewrap's sandbox (False gives up its protection).
@@ -221,7 +222,8 @@ def _with_the_class_list(
     times: dict[str, datetime],
 ) -> list[Submission]:
     """This run's submissions with what the class list and the LMS say: a ``missing`` row (score 0) for each student on
-    ``roster`` who handed nothing in, a folder whose id is not on it flagged, extensions and the LMS's submission
+    ``roster`` who was never graded (one graded before and absent from this run, a partial regrade's, keeps their
+    row as it was), a folder whose id is not on it flagged, extensions and the LMS's submission
     times kept in the run record, and work the LMS marked late without a time said in the review."""
     for submission in graded:
         if roster is not None and submission.student_id not in roster:
@@ -234,8 +236,8 @@ def _with_the_class_list(
         if roster is not None and submission.student_id in roster:
             submission.extension_days = roster[submission.student_id].extension_days
         keep_in_run_record(context.course.root, submission)
-    handed_in = {submission.student_id for submission in graded}
-    for student_id in [] if roster is None else [student for student in roster if student not in handed_in]:
+    known = {submission.student_id for submission in graded} | graded_before(context)
+    for student_id in [] if roster is None else [student for student in roster if student not in known]:
         missing = Submission.nothing_handed_in(student_id, context.assignment)
         keep_in_run_record(context.course.root, missing)
         graded.append(missing)

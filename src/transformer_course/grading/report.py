@@ -96,6 +96,13 @@ def _findings(kept: dict) -> list[str]:
     return kept.get("findings", [kept["review"]] if kept.get("review") else [])
 
 
+def graded_before(context: GradingContext) -> set[str]:
+    """The students the run record or the gradebook knows for the assignment: each was in some earlier run."""
+    with Gradebook(context.db_url, course_id=context.course.course_id) as gradebook:
+        in_gradebook = {submission.student.id for submission in gradebook.assignment_submissions(context.assignment)}
+    return set(read_records(context.course.root, context.assignment)) | in_gradebook
+
+
 def class_rows(context: GradingContext, due: datetime | None = None) -> list[Submission]:
     """One row per student the run record or the gradebook knows for the assignment, sorted by student id, with every
     point read from the gradebook and lateness charged as ``grading.yml`` says (``due`` in place of its due date)."""
