@@ -10,13 +10,19 @@ from __future__ import annotations
 
 import csv
 import json
-import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
 import pytest
-from grading_support import TEST_LIMITS, exercise_notebook, grade, solution_notebook, write_submissions
+from grading_support import (
+    TEST_LIMITS,
+    csv_rows,
+    exercise_notebook,
+    grade,
+    run_command,
+    solution_notebook,
+    write_submissions,
+)
 
 from transformer_course.grading.roster import read_roster
 
@@ -43,8 +49,7 @@ KEPT = ("score", "max_score", "status", "message", "review", "bonus_score", "pen
 
 
 def _rows(path: Path) -> dict[str, dict]:
-    with open(path, newline="", encoding="utf-8") as file:
-        return {row["student_id"]: {column: row[column] for column in KEPT} for row in csv.DictReader(file)}
+    return {student: {column: row[column] for column in KEPT} for student, row in csv_rows(path).items()}
 
 
 @pytest.fixture(scope="module")
@@ -65,7 +70,7 @@ def term(course, tmp_path_factory):
     out = course.root / "grades.csv"
     grade(course, ASSIGNMENT, class_folder, sandbox=False, roster=read_roster(roster), out=out)
     _grade_alices_written_answers(course)
-    assert _command(course, "grades", ASSIGNMENT, "--out", str(out)).returncode == 0
+    assert run_command(course, "grades", ASSIGNMENT, "--out", str(out)).returncode == 0
     return {"roster": roster, "out": out, "before": _rows(out)}
 
 
@@ -78,15 +83,6 @@ def _grade_alices_written_answers(course) -> None:
             written = gradebook.find_grade(cell, NOTEBOOK.removesuffix(".ipynb"), ASSIGNMENT, "alice")
             written.manual_score, written.needs_manual_grade = 1.0, False
         gradebook.db.commit()
-
-
-def _command(course, *arguments: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "transformer_course.cli", *arguments, "--course-root", str(course.root)],
-        capture_output=True,
-        text=True,
-        cwd=course.root,
-    )
 
 
 def _assert_nobody_else_changed(term, after: dict[str, dict]) -> None:
@@ -114,57 +110,34 @@ def test_regrading_one_student_from_a_folder_with_the_roster_keeps_everyone_else
     _assert_nobody_else_changed(term, _rows(term["out"]))
 
 
+def _regraded_from(course, term, download: Path, lms: str, out: Path) -> dict[str, dict]:
+    """grades.csv after ``autograde`` of an LMS's download through the roster, as an instructor runs it."""
+    arguments = ["--lms", lms, "--roster", str(term["roster"]), "--out", str(out), *AUTOGRADE_OPTIONS]
+    finished = run_command(course, "autograde", ASSIGNMENT, str(download), *arguments)
+    assert finished.returncode == 0, finished.stdout + finished.stderr
+    return _rows(out)
+
+
 def test_regrading_one_student_from_a_canvas_download_keeps_everyone_elses_row(course, term, tmp_path):
     download = tmp_path / "submissions.zip"
     with zipfile.ZipFile(download, "w") as archive:
         archive.writestr(f"marleybob_LATE_1002_5001_{NOTEBOOK}", json.dumps(solution_notebook(ASSIGNMENT)))
-    out = tmp_path / "grades.csv"
-    finished = _command(
-        course,
-        "autograde",
-        ASSIGNMENT,
-        str(download),
-        "--lms",
-        "canvas",
-        "--roster",
-        str(term["roster"]),
-        "--out",
-        str(out),
-        *AUTOGRADE_OPTIONS,
-    )
-    assert finished.returncode == 0, finished.stdout + finished.stderr
-    _assert_nobody_else_changed(term, _rows(out))
+    _assert_nobody_else_changed(term, _regraded_from(course, term, download, "canvas", tmp_path / "grades.csv"))
 
 
 def test_regrading_one_student_from_a_moodle_download_keeps_everyone_elses_row(course, term, tmp_path):
-    download = tmp_path / "moodle"
-    (download / "Bob Marley_1002_assignsubmission_file_").mkdir(parents=True)
-    (download / "Bob Marley_1002_assignsubmission_file_" / NOTEBOOK).write_text(
-        json.dumps(solution_notebook(ASSIGNMENT))
-    )
-    out = tmp_path / "grades.csv"
-    finished = _command(
-        course,
-        "autograde",
-        ASSIGNMENT,
-        str(download),
-        "--lms",
-        "moodle",
-        "--roster",
-        str(term["roster"]),
-        "--out",
-        str(out),
-        *AUTOGRADE_OPTIONS,
-    )
-    assert finished.returncode == 0, finished.stdout + finished.stderr
-    _assert_nobody_else_changed(term, _rows(out))
+    folder = tmp_path / "moodle" / "Bob Marley_1002_assignsubmission_file_"
+    folder.mkdir(parents=True)
+    (folder / NOTEBOOK).write_text(json.dumps(solution_notebook(ASSIGNMENT)), encoding="utf-8")
+    rows = _regraded_from(course, term, tmp_path / "moodle", "moodle", tmp_path / "grades.csv")
+    _assert_nobody_else_changed(term, rows)
 
 
 def test_the_lms_export_after_a_partial_regrade_keeps_everyone_elses_grade(course, term, tmp_path):
     folder = write_submissions(tmp_path / "late", ASSIGNMENT, {"bob": solution_notebook(ASSIGNMENT)})
     grade(course, ASSIGNMENT, folder, sandbox=False, roster=read_roster(term["roster"]), out=term["out"])
     out = tmp_path / "canvas.csv"
-    finished = _command(
+    finished = run_command(
         course, "grades", ASSIGNMENT, "--format", "canvas", "--roster", str(term["roster"]), "--out", str(out)
     )
     assert finished.returncode == 0, finished.stdout + finished.stderr
