@@ -46,7 +46,8 @@ from pathlib import Path
 
 from .answer_key import AnswerKey, has_nbgrader_cells, holds_a_marker, read_notebook
 from .course import CONFIG_FILE, Course, CourseError
-from .report import RECORDS_DIRECTORY
+from .run_record import RECORDS_DIRECTORY
+from .terminal import printable
 
 # A file of DIR that says a previous publish wrote the rest (which the next one replaces).
 PUBLISHED_MARK = ".published-course"
@@ -299,11 +300,6 @@ def _fixtures(conftest: Path) -> set[str]:
         if isinstance(node, ast.FunctionDef)
         and any("fixture" in ast.unparse(decorator) for decorator in node.decorator_list)
     }
-
-
-def printable(path: Path | str) -> str:
-    """``path`` as a terminal may show it: a learner may name a file, and a control character in it is escaped."""
-    return "".join(character if character.isprintable() else ascii(character)[1:-1] for character in str(path))
 
 
 def _text(path: Path) -> str:
