@@ -10,7 +10,6 @@ from pathlib import Path
 from transformer_course import installation
 from transformer_course.installation import install_command
 
-REPOSITORY = Path(__file__).resolve().parents[1]
 TAG_URL = "https://github.com/transformer-course/attention-is-all-you-need"
 
 
@@ -65,8 +64,10 @@ def test_a_source_tree_pip_never_installed_is_given_an_editable_install_of_it(mo
     assert command.startswith('pip install -e "') and command.endswith('[grading]"'), command
 
 
-def test_the_course_environment_an_editable_install_of_this_repository_is_given_its_line():
-    """requirements.txt installs the package editable from the repository (``-e .``), as a learner's clone does."""
+def test_the_course_environment_an_editable_install_is_given_the_line_of_the_clone_it_runs_from():
+    """requirements.txt installs the package editable from its clone (``-e .``), as a learner's clone does: the
+    line names the clone the imported package comes from (which need not be the folder these tests are in)."""
     command = install_command("grading")
     folder = command.removeprefix('pip install -e "').removesuffix('[grading]"')
-    assert command == f'pip install -e "{folder}[grading]"' and Path(folder).resolve() == REPOSITORY, command
+    imported_from = Path(installation.__file__).resolve().parents[2]
+    assert command == f'pip install -e "{folder}[grading]"' and Path(folder).resolve() == imported_from, command

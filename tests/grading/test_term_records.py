@@ -14,7 +14,15 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from grading_support import TEST_LIMITS, csv_rows, exercise_notebook, grade, run_command, solution_notebook
+from grading_support import (
+    TEST_LIMITS,
+    csv_rows,
+    exercise_notebook,
+    grade,
+    max_score,
+    run_command,
+    solution_notebook,
+)
 
 pytestmark = pytest.mark.needs_nbgrader
 
@@ -22,7 +30,9 @@ ASSIGNMENT, NOTEBOOK = "01-attention", "attention"
 COURSE_ID = "attention-is-all-you-need"
 WRITTEN = "notes-written"  # one core point, graded by the instructor
 POLICY = "late_policy: {deduct: 0.1, per: hour, cap: 0.5}\n"
-DUE = "2026-11-20T11:00:00+00:00"  # alice hands in at 12:00 UTC: an hour started late, a tenth of 14 taken
+DUE = "2026-11-20T11:00:00+00:00"  # alice hands in at 12:00 UTC: an hour started late, a tenth of max_score taken
+MAX_SCORE = max_score(ASSIGNMENT)
+PENALTY = f"{0.1 * MAX_SCORE:g}"
 ROSTER = """student_id,name,email,lms_id
 alice,Alice Liddell,alice@uni.edu,1001
 bob,Bob Marley,bob@uni.edu,1002
@@ -93,18 +103,18 @@ def _final_scores(page: str) -> dict[str, str]:
 def test_the_learners_page_gives_the_score_and_penalty_grades_csv_gives_in_both_languages(course, term):
     alice = csv_rows(term["out"])["alice"]
     score, penalty = f"{float(alice['score']):g}", f"{float(alice['penalty']):g}"
-    assert penalty == "1.4", alice
+    assert penalty == PENALTY, alice
     page = (course.feedback_directory / "alice" / ASSIGNMENT / f"{NOTEBOOK}.html").read_text(encoding="utf-8")
     shown = _final_scores(page)
-    assert f"{score} of 14" in shown.get("en", "") and f"took {penalty} points" in shown.get("en", ""), shown
-    assert f"{score} / 14" in shown.get("zh", "") and f"扣 {penalty} 分" in shown.get("zh", ""), shown
+    assert f"{score} of {MAX_SCORE:g}" in shown.get("en", "") and f"took {penalty} points" in shown.get("en", ""), shown
+    assert f"{score} / {MAX_SCORE:g}" in shown.get("zh", "") and f"扣 {penalty} 分" in shown.get("zh", ""), shown
 
 
 def test_the_grades_command_charges_the_due_date_the_run_was_given(course, term, tmp_path):
     out = tmp_path / "grades.csv"
     finished = run_command(course, "grades", ASSIGNMENT, "--out", str(out))
     assert finished.returncode == 0, finished.stderr
-    assert csv_rows(out)["alice"]["penalty"] == csv_rows(term["out"])["alice"]["penalty"] == "1.4"
+    assert csv_rows(out)["alice"]["penalty"] == csv_rows(term["out"])["alice"]["penalty"] == PENALTY
 
 
 def test_the_written_answers_that_wait_are_listed_with_their_text(course, term):
@@ -167,7 +177,7 @@ def test_a_canvas_download_is_graded_with_canvass_own_times_and_a_damaged_file_i
     rows = csv_rows(out)
     assert (rows["carol"]["status"], rows["carol"]["submitted_at"]) == ("graded", "2026-11-20T12:30:00+00:00")
     assert rows["dave"]["status"] == "invalid_notebook" and "damaged" in rows["dave"]["message"], rows["dave"]
-    assert rows["alice"]["penalty"] == "1.4", "alice's row, graded before, changed"
+    assert rows["alice"]["penalty"] == PENALTY, "alice's row, graded before, changed"
 
 
 def _damage(archive: Path, member: str) -> None:
