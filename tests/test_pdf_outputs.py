@@ -12,7 +12,7 @@ pytest.importorskip("bs4", reason="needs Beautiful Soup (the book extra brings i
 
 from transformer_course.book_programs import pdf_editions  # noqa: E402
 from transformer_course.book_programs.edition_figures import html_type, mime_type  # noqa: E402
-from transformer_course.book_programs.pdf_outputs import INTERACTIVE, html_as_nodes  # noqa: E402
+from transformer_course.book_programs.pdf_outputs import INTERACTIVE, WIDE_TABLE, html_as_nodes  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -63,6 +63,18 @@ def test_bold_and_code_in_a_cell_and_paragraphs_around_the_table_are_kept():
     assert isinstance(paragraph[0], nodes.strong)
     cell = list(table.findall(nodes.entry))[-1]
     assert [type(node) for node in cell[0]] == [nodes.strong, nodes.Text, nodes.literal, nodes.Text]
+
+
+def test_a_table_of_more_columns_than_a_line_holds_is_printed_a_size_smaller():
+    def table(columns: int) -> str:
+        return "<table><tr>" + "".join(f"<td>2.16e+0{column}</td>" for column in range(columns)) + "</tr></table>"
+
+    assert [type(node) for node in html_as_nodes(table(WIDE_TABLE))] == [nodes.table]
+    begin, wide, end = html_as_nodes(table(WIDE_TABLE + 1))
+    assert isinstance(wide, nodes.table) and begin["format"] == end["format"] == "latex"
+    assert (begin.astext(), end.astext()) == (r"\begin{coursewidetable}", r"\end{coursewidetable}")
+    book_latex = (ROOT / "book" / "_latex" / "coursebook.sty").read_text(encoding="utf-8")
+    assert r"\newenvironment{coursewidetable}" in book_latex, "the PDF's LaTeX does not define the environment"
 
 
 @pytest.mark.parametrize("language", ["en", "zh_CN"])
