@@ -176,6 +176,18 @@ def test_the_title_page_names_the_version_and_the_commit(pdfs, language):
 
 
 @pytest.mark.parametrize("language", EDITIONS)
+def test_the_title_page_and_the_metadata_name_the_editions_own_authors(pdfs, language):
+    authors = {edition: pdf_editions.edition_config(ROOT, edition)["author"] for edition in EDITIONS}
+    other = next(edition for edition in EDITIONS if edition != language)
+    assert authors[language] != authors[other], f"{language}: the same author line as the {other} edition"
+    title_page = comparable(pdf_text(pdfs[language], 1, 1))
+    assert comparable(authors[language]) in title_page, f"{language}: no {authors[language]!r} on the title page"
+    assert comparable(authors[other]) not in title_page, f"{language}: the {other} author line on the title page"
+    info = subprocess.run(["pdfinfo", str(pdfs[language])], capture_output=True, text=True, check=True).stdout
+    assert re.search(rf"^Author:\s*{re.escape(authors[language])}$", info, re.MULTILINE), f"{language}: {info}"
+
+
+@pytest.mark.parametrize("language", EDITIONS)
 def test_the_pdf_names_its_title_and_language(pdfs, language):
     from pypdf import PdfReader
 
