@@ -188,6 +188,18 @@ def test_the_title_page_and_the_metadata_name_the_editions_own_authors(pdfs, lan
 
 
 @pytest.mark.parametrize("language", EDITIONS)
+def test_the_title_breaks_its_lines_between_words(pdfs, language):
+    import jieba  # the words of Chinese text, as the HTML edition's search finds them
+
+    title = pdf_editions.edition_config(ROOT, language)["title"]
+    lines = [comparable(line) for line in pdf_text(pdfs[language], 1, 1).splitlines()]
+    broken = [
+        word for word in jieba.lcut(title) if comparable(word) and not any(comparable(word) in line for line in lines)
+    ]
+    assert not broken, f"{language}: the title page breaks a line inside {broken}:\n" + "\n".join(lines)
+
+
+@pytest.mark.parametrize("language", EDITIONS)
 def test_the_pdf_names_its_title_and_language(pdfs, language):
     from pypdf import PdfReader
 
