@@ -151,7 +151,7 @@ def test_a_copy_without_git_says_why_it_cannot_name_the_commit(tmp_path):
 
 
 def test_latex_reads_an_operator_as_a_subscript_with_braces():
-    pytest.importorskip("mathjax", reason="the book's extension needs django-static-mathjax (the book extra)")
+    pytest.importorskip("sphinx", reason="the book's extension needs Sphinx (the book extra)")
     sys.path.insert(0, str(ROOT / "book" / "_ext"))
     try:
         from course_book import _BARE_OPERATOR_SCRIPT
