@@ -231,13 +231,13 @@ def test_one_output_holds_each_languages_table_under_its_own_type_and_the_englis
     ]
 
 
-def test_the_renderer_shows_a_table_of_the_pages_language_as_html():
+def test_the_renderer_shows_a_table_of_the_pages_language_as_the_builder_shows_html():
     class Renderer(_Renderer):
-        def render_text_html(self, data):
-            return [("raw html", data.mime_type, data.content)]
+        def render_mime_type(self, data):  # myst-nb's: the plugins, then its own renderer of the type
+            return [("rendered", data.mime_type, data.content)]
 
     shown = EditionImages.handle_mime(Renderer("zh_CN"), _MimeData(html_type("zh_CN"), "<table>表</table>"), False)
-    assert shown == [("raw html", "text/html", "<table>表</table>")]
+    assert shown == [("rendered", "text/html", "<table>表</table>")]
     assert EditionImages.handle_mime(Renderer("zh_CN"), _MimeData("text/html", "<table></table>"), False) is None
 
 

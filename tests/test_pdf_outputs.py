@@ -11,7 +11,8 @@ nodes = pytest.importorskip("docutils.nodes", reason="needs docutils (the book e
 pytest.importorskip("bs4", reason="needs Beautiful Soup (the book extra brings it with its theme)")
 
 from transformer_course.book_programs import pdf_editions  # noqa: E402
-from transformer_course.book_programs.pdf_outputs import INTERACTIVE, html_as_nodes  # noqa: E402
+from transformer_course.book_programs.edition_figures import html_type, mime_type  # noqa: E402
+from transformer_course.book_programs.pdf_outputs import INTERACTIVE, WIDE_TABLE, html_as_nodes  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -64,10 +65,60 @@ def test_bold_and_code_in_a_cell_and_paragraphs_around_the_table_are_kept():
     assert [type(node) for node in cell[0]] == [nodes.strong, nodes.Text, nodes.literal, nodes.Text]
 
 
+def test_a_table_of_more_columns_than_a_line_holds_is_printed_a_size_smaller():
+    def table(columns: int) -> str:
+        return "<table><tr>" + "".join(f"<td>2.16e+0{column}</td>" for column in range(columns)) + "</tr></table>"
+
+    assert [type(node) for node in html_as_nodes(table(WIDE_TABLE))] == [nodes.table]
+    begin, wide, end = html_as_nodes(table(WIDE_TABLE + 1))
+    assert isinstance(wide, nodes.table) and begin["format"] == end["format"] == "latex"
+    assert (begin.astext(), end.astext()) == (r"\begin{coursewidetable}", r"\end{coursewidetable}")
+    book_latex = (ROOT / "book" / "_latex" / "coursebook.sty").read_text(encoding="utf-8")
+    assert r"\newenvironment{coursewidetable}" in book_latex, "the PDF's LaTeX does not define the environment"
+
+
 @pytest.mark.parametrize("language", ["en", "zh_CN"])
 def test_an_output_with_a_script_becomes_a_note_in_the_pages_language(language):
     (note,) = html_as_nodes('<div id="v"></div><script>draw("v")</script>', language)
     assert note.astext() == INTERACTIVE[language]
+
+
+def _latex_priority(language: str) -> list[str]:
+    """The MIME types myst-nb prints in the ``language`` PDF, best first, as its build's configuration ranks them."""
+    render = pytest.importorskip("myst_nb.core.render", reason="needs myst-nb (the book extra)")
+    settings = pdf_editions.edition_config(ROOT, language)["sphinx"]["config"]
+    return render.get_mime_priority("latex", settings.get("nb_mime_priority_overrides", []))
+
+
+def test_the_chinese_pdf_prints_its_own_picture_and_table_before_the_english_ones():
+    ranked = _latex_priority("zh_CN")
+    for chinese, english in ((mime_type("zh_CN"), "image/png"), (html_type("zh_CN"), "text/html")):
+        assert chinese in ranked and ranked.index(chinese) < ranked.index(english), f"{chinese}: {ranked}"
+    assert ranked.index("text/html") < ranked.index("text/plain"), f"a table would print as its text: {ranked}"
+
+
+def test_the_english_pdf_never_prints_a_chinese_picture_or_table():
+    ranked = _latex_priority("en")
+    assert mime_type("zh_CN") not in ranked and html_type("zh_CN") not in ranked, ranked
+
+
+def _printed_in_latex(mime: str, html: str, language: str) -> list[nodes.Element]:
+    """What myst-nb's renderer makes of an output of type ``mime`` in a LaTeX build of a ``language`` page."""
+    render = pytest.importorskip("myst_nb.core.render", reason="needs myst-nb (the book extra)")
+    builder = type("Builder", (), {"format": "latex"})()
+    environment = type("Environment", (), {"config": type("Config", (), {"language": language})(),
+                                           "app": type("App", (), {"builder": builder})()})()  # fmt: skip
+    renderer = render.NbElementRenderer(type("Parser", (), {"sphinx_env": environment})(), logger=None)
+    return renderer.render_mime_type(render.MimeData(mime, html))
+
+
+def test_a_table_drawn_in_every_language_prints_as_a_table_of_its_chinese_cells_in_the_chinese_pdf():
+    table = "<table><tr><th>{}</th><th>BLEU</th></tr><tr><td>{}</td><td>27.3</td></tr></table>"
+    (printed,) = _printed_in_latex(html_type("zh_CN"), table.format("模型", "基础模型"), "zh_CN")
+    assert isinstance(printed, nodes.table), f"not printed as a table: {printed!r}"
+    assert _cells(printed) == [[("模型", 0, 0), ("BLEU", 0, 0)], [("基础模型", 0, 0), ("27.3", 0, 0)]]
+    (english,) = _printed_in_latex("text/html", table.format("model", "base"), "en")
+    assert _cells(english) == [[("model", 0, 0), ("BLEU", 0, 0)], [("base", 0, 0), ("27.3", 0, 0)]]
 
 
 def test_the_pdf_build_numbers_the_chapters_of_numbered_parts_only(tmp_path):
@@ -100,7 +151,7 @@ def test_a_copy_without_git_says_why_it_cannot_name_the_commit(tmp_path):
 
 
 def test_latex_reads_an_operator_as_a_subscript_with_braces():
-    pytest.importorskip("mathjax", reason="the book's extension needs django-static-mathjax (the book extra)")
+    pytest.importorskip("sphinx", reason="the book's extension needs Sphinx (the book extra)")
     sys.path.insert(0, str(ROOT / "book" / "_ext"))
     try:
         from course_book import _BARE_OPERATOR_SCRIPT

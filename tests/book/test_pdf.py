@@ -27,7 +27,7 @@ from babel.messages.pofile import read_po
 
 from transformer_course import __version__
 from transformer_course.book_programs import pdf_editions
-from transformer_course.book_programs.edition_figures import mime_type
+from transformer_course.book_programs.edition_figures import html_type, mime_type
 from transformer_course.book_programs.editions import EXECUTION_CACHE, LOCALE, toc_pages
 
 pytestmark = pytest.mark.book
@@ -176,6 +176,30 @@ def test_the_title_page_names_the_version_and_the_commit(pdfs, language):
 
 
 @pytest.mark.parametrize("language", EDITIONS)
+def test_the_title_page_and_the_metadata_name_the_editions_own_authors(pdfs, language):
+    authors = {edition: pdf_editions.edition_config(ROOT, edition)["author"] for edition in EDITIONS}
+    other = next(edition for edition in EDITIONS if edition != language)
+    assert authors[language] != authors[other], f"{language}: the same author line as the {other} edition"
+    title_page = comparable(pdf_text(pdfs[language], 1, 1))
+    assert comparable(authors[language]) in title_page, f"{language}: no {authors[language]!r} on the title page"
+    assert comparable(authors[other]) not in title_page, f"{language}: the {other} author line on the title page"
+    info = subprocess.run(["pdfinfo", str(pdfs[language])], capture_output=True, text=True, check=True).stdout
+    assert re.search(rf"^Author:\s*{re.escape(authors[language])}$", info, re.MULTILINE), f"{language}: {info}"
+
+
+@pytest.mark.parametrize("language", EDITIONS)
+def test_the_title_breaks_its_lines_between_words(pdfs, language):
+    import jieba  # the words of Chinese text, as the HTML edition's search finds them
+
+    title = pdf_editions.edition_config(ROOT, language)["title"]
+    lines = [comparable(line) for line in pdf_text(pdfs[language], 1, 1).splitlines()]
+    broken = [
+        word for word in jieba.lcut(title) if comparable(word) and not any(comparable(word) in line for line in lines)
+    ]
+    assert not broken, f"{language}: the title page breaks a line inside {broken}:\n" + "\n".join(lines)
+
+
+@pytest.mark.parametrize("language", EDITIONS)
 def test_the_pdf_names_its_title_and_language(pdfs, language):
     from pypdf import PdfReader
 
@@ -289,25 +313,30 @@ def test_the_outline_lists_every_chapter(pdfs, language):
 # --------------------------------------------------------------------------------------------
 
 
-def _bilingual_pictures() -> list[tuple[str, str]]:
-    """Every figure drawn in both languages: the SHA-256 of its English and of its Chinese PNG, from the cache."""
+def _drawn_in_both_languages(chinese_type: str) -> list[dict]:
+    """The data (by MIME type) of every output in the execution cache that holds a Chinese version of its English
+    picture or table under ``chinese_type``."""
     import jupytext
     from jupyter_cache import get_cache
 
     cache = get_cache(str(ROOT / EXECUTION_CACHE))
-    pictures = []
+    found = []
     for page in CHAPTER_PAGES:
         notebook = jupytext.read(ROOT / f"{page}.md")
         if "kernelspec" not in notebook.metadata:
             continue
         _, notebook = cache.merge_match_into_notebook(notebook)
         for cell in notebook.cells:
-            for output in cell.get("outputs", []):
-                data = output.get("data", {})
-                if mime_type("zh_CN") in data:
-                    english, chinese = (base64.b64decode(data[kind]) for kind in ("image/png", mime_type("zh_CN")))
-                    pictures.append((hashlib.sha256(english).hexdigest(), hashlib.sha256(chinese).hexdigest()))
-    return pictures
+            found += [output["data"] for output in cell.get("outputs", []) if chinese_type in output.get("data", {})]
+    return found
+
+
+def _bilingual_pictures() -> list[tuple[str, str]]:
+    """Every figure drawn in both languages: the SHA-256 of its English and of its Chinese PNG, from the cache."""
+    return [
+        tuple(hashlib.sha256(base64.b64decode(data[kind])).hexdigest() for kind in ("image/png", mime_type("zh_CN")))
+        for data in _drawn_in_both_languages(mime_type("zh_CN"))
+    ]
 
 
 def test_the_chinese_pdf_prints_the_chinese_picture_of_every_figure_drawn_in_both_languages(pdfs):
@@ -318,6 +347,38 @@ def test_the_chinese_pdf_prints_the_chinese_picture_of_every_figure_drawn_in_bot
     for english, chinese in pictures:
         assert english in printed["en"] and english not in printed["zh_CN"], f"the English picture {english[:12]}"
         assert chinese in printed["zh_CN"] and chinese not in printed["en"], f"the Chinese picture {chinese[:12]}"
+
+
+def _table_cells(html: str) -> list[str]:
+    """The text of every cell of an HTML table, row by row."""
+    from bs4 import BeautifulSoup
+
+    return [cell.get_text() for cell in BeautifulSoup(html, "html.parser").find_all(["th", "td"])]
+
+
+def _section_8_13_text(pdf: Path) -> str:
+    """The text of the pages of section 8.13 (up to chapter 9's first page), comparable."""
+    from pypdf import PdfReader
+
+    reader = PdfReader(pdf)
+    return comparable(pdf_text(pdf, _destination_page(reader, "section.8.13"), _destination_page(reader, "chapter.9")))
+
+
+@pytest.mark.parametrize("language", EDITIONS)
+def test_each_pdf_prints_every_table_drawn_in_both_languages_in_its_own_words_and_the_same_numbers(pdfs, language):
+    both = _drawn_in_both_languages(html_type("zh_CN"))
+    tables = [{"en": data["text/html"], "zh_CN": data[html_type("zh_CN")]} for data in both]
+    assert len(tables) >= 3, f"only {len(tables)} tables drawn in both languages in the execution cache (8.13 has 3)"
+    other = next(edition for edition in EDITIONS if edition != language)
+    text = _section_8_13_text(pdfs[language])
+    for table in tables:
+        own, others = _table_cells(table[language]), _table_cells(table[other])
+        absent = [cell for cell in own if comparable(cell) not in text]
+        assert not absent, f"{language}: cells of its table not in section 8.13: {absent}"
+        # Phrases of the other language's table only: a word such as base or parameters is the code's too.
+        phrases = [theirs for mine, theirs in zip(own, others) if mine != theirs and " " in theirs.strip()]
+        foreign = [phrase for phrase in phrases if comparable(phrase) in text]
+        assert phrases and not foreign, f"{language}: phrases of the {other} table in section 8.13: {foreign}"
 
 
 def _tex(language: str) -> str:

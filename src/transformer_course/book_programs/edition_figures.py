@@ -24,8 +24,9 @@ A table a cell draws as HTML, its headers words, is shown the same way:
 ``show_table_in_every_language(table_3, variants, steps=200, seeds=3)`` calls a function that returns
 a table's HTML once per language and shows one output with the English table as ``text/html`` and
 each other language's under :func:`html_type` (``text/vnd.transformer-course.zh-cn+html``), which
-:class:`EditionImages` renders as HTML and only the Chinese configuration ranks first; its
-``text/plain`` is the English table's text, for a reader or a format that shows no HTML.
+:class:`EditionImages` renders as any ``text/html`` is rendered (in the PDF, by :mod:`.pdf_outputs`) and only
+the Chinese configuration ranks first (its PDF's too: :mod:`.pdf_editions`); its ``text/plain`` is the
+English table's text, for a reader or a format that shows no HTML.
 """
 
 from __future__ import annotations
@@ -182,12 +183,12 @@ class EditionImages:
 
     The pictures and tables of another language: by default their types rank nowhere, so the English site
     never shows them; an edition's configuration ranks its own above ``image/png`` and ``text/html``, and
-    this renders each as the image or the HTML it is. Every picture a page shows gets the description of
-    the page's language from the output's metadata (:mod:`.figure_descriptions`): the short one as the
-    image's ``alt`` (written into the HTML by :func:`write_descriptions_as_alt`, which the book's
-    extension connects), the rest (each panel's sentence, the numbers' tables) in a ``<details>``
-    element below it. A picture without a description is a warning (an error in the book's strict build),
-    and the image would be read out by its file name.
+    this renders each as the image or the HTML it is (a table as the builder renders any ``text/html``).
+    Every picture a page shows gets the description of the page's language from the output's metadata
+    (:mod:`.figure_descriptions`): the short one as the image's ``alt`` (written into the HTML by
+    :func:`write_descriptions_as_alt`, which the book's extension connects), the rest (each panel's
+    sentence, the numbers' tables) in a ``<details>`` element below it. A picture without a description is a
+    warning (an error in the book's strict build), and the image would be read out by its file name.
     """
 
     mime_priority_overrides = [
@@ -197,7 +198,8 @@ class EditionImages:
     @staticmethod
     def handle_mime(renderer, data, inline: bool):
         if data.mime_type in {html_type(language) for language in LANGUAGES}:  # a table in an edition's language
-            return None if inline else renderer.render_text_html(dataclasses.replace(data, mime_type="text/html"))
+            # As the builder renders any text/html: the HTML itself on a site, a table in the PDF (.pdf_outputs).
+            return None if inline else renderer.render_mime_type(dataclasses.replace(data, mime_type="text/html"))
         if data.mime_type not in {"image/png", *(mime_type(language) for language in LANGUAGES)}:
             return None
         language = _page_language(renderer)

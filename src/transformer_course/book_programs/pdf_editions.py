@@ -31,7 +31,7 @@ import yaml
 
 from .. import __version__
 from . import editions
-from .edition_figures import mime_type
+from .edition_figures import html_type, mime_type
 from .editions import BUILD, LANGUAGES, config_elsewhere, jupyter_book, translated_toc, write_config
 
 PDF_DIR = f"{BUILD}/pdf"
@@ -86,19 +86,22 @@ def unnumbered_parts(root: Path) -> str:
     )
 
 
-# Where LaTeX ranks an edition's own pictures: before image/png (20), as its configuration ranks them for HTML.
+# Where LaTeX ranks an edition's own pictures and tables, as its configuration ranks them for HTML: before
+# image/png (20) and before text/html (55, which .pdf_outputs prints as a table).
 PICTURE_PRIORITY = 15
+TABLE_PRIORITY = 50
 
 
 def edition_config(root: Path, language: str) -> dict:
     """The ``language`` edition's configuration, as its HTML is built (``"en"``: ``_config.yml``), its pictures
-    (:func:`.edition_figures.mime_type`) ranked first for LaTeX too."""
+    and tables (:func:`.edition_figures.mime_type`, :func:`.edition_figures.html_type`) ranked first for LaTeX too."""
     if language == "en":
         return config_elsewhere(root)
     config = editions.edition_config(root, language)
     settings = config.setdefault("sphinx", {}).setdefault("config", {})
     overrides = settings.setdefault("nb_mime_priority_overrides", [])
     overrides.append(["latex", mime_type(language), PICTURE_PRIORITY])
+    overrides.append(["latex", html_type(language), TABLE_PRIORITY])
     return config
 
 

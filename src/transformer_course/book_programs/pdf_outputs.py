@@ -6,9 +6,10 @@ reader: ``text/html``, which the HTML editions show, and ``text/plain``, which s
 that line where the numbers are. :class:`PrintedHtml`, a myst-nb MIME renderer (registered in
 ``pyproject.toml``), ranks ``text/html`` above ``text/plain`` for LaTeX and renders it as docutils
 nodes, which Sphinx's LaTeX writer typesets: each ``<table>`` a table (its header rows, its spanned
-cells, bold and inline code kept), each ``<p>`` around it a paragraph. An output that holds a script (the
-attention viewer, drawn by the browser) becomes a note, in the page's language, that it is interactive
-in the HTML edition. In an HTML build it renders nothing, so myst-nb's own HTML output stays.
+cells, bold and inline code kept; a wide one a size smaller), each ``<p>`` around it a paragraph. An
+output that holds a script (the attention viewer, drawn by the browser) becomes a note, in the page's
+language, that it is interactive in the HTML edition. In an HTML build it renders nothing, so myst-nb's
+own HTML output stays.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ INTERACTIVE = {
     "en": "An interactive view, drawn by the browser: open this page in the HTML edition to explore it.",
     "zh_CN": "此处是由浏览器绘制的交互视图：请在本书的 HTML 版中打开本页查看。",
 }
+# More columns than a line of the PDF holds at the tables' size (book/_latex/coursebook.sty): printed a size smaller.
+WIDE_TABLE = 7
 _INLINE = {"b": nodes.strong, "strong": nodes.strong, "i": nodes.emphasis, "em": nodes.emphasis, "code": nodes.literal}
 
 
@@ -54,12 +57,21 @@ def html_as_nodes(html: str, language: str = "en") -> list[nodes.Element]:
     printed = []
     for element in soup.find_all(["p", "table"]):
         if element.name == "table":
-            printed.append(_table(element))
+            printed.extend(_in_its_width(_table(element)))
         elif element.find_parent("table") is None:
             printed.append(nodes.paragraph("", "", *_inline(element)))
     if not printed:  # no table nor paragraph: its text, as the HTML shows it
         printed.append(nodes.paragraph("", "", *_inline(soup)))
     return printed
+
+
+def _in_its_width(table: nodes.table) -> list[nodes.Element]:
+    """``table``, inside the book's LaTeX environment for a wide table (``coursewidetable``, a size smaller) when it has
+    more than :data:`WIDE_TABLE` columns."""
+    if next(table.findall(nodes.tgroup))["cols"] <= WIDE_TABLE:
+        return [table]
+    return [nodes.raw("", "\\begin{coursewidetable}", format="latex"), table,
+            nodes.raw("", "\\end{coursewidetable}", format="latex")]  # fmt: skip
 
 
 def _table(table) -> nodes.table:
