@@ -5,6 +5,7 @@ They need nbgrader: where it is missing, a test module that imports this one is 
 from __future__ import annotations
 
 import copy
+import csv
 import json
 import os
 import re
@@ -79,6 +80,22 @@ def run_nbgrader(folder: Path, *arguments: str) -> subprocess.CompletedProcess:
     )
 
 
+def run_command(course: Course, *arguments: str) -> subprocess.CompletedProcess:
+    """``transformer-course ARGUMENTS --course-root COURSE`` in a fresh interpreter, as an instructor types it."""
+    return subprocess.run(
+        [sys.executable, "-m", "transformer_course.cli", *arguments, "--course-root", str(course.root)],
+        capture_output=True,
+        text=True,
+        cwd=course.root,
+    )
+
+
+def csv_rows(path: Path) -> dict[str, dict]:
+    """A grades CSV as student id → its row."""
+    with open(path, newline="", encoding="utf-8") as file:
+        return {row["student_id"]: row for row in csv.DictReader(file)}
+
+
 def copy_course(target: Path) -> Course:
     """A copy of the repository's course files in ``target`` (grading writes into its root)."""
     return course_directory.copy_course(REPOSITORY, target)
@@ -96,6 +113,15 @@ def full_marks(assignment: str) -> float:
         for cell in solution_notebook(assignment)["cells"]
         if cell["cell_type"] == "code" and cell.get("metadata", {}).get("nbgrader", {}).get("grade")
     )
+
+
+def max_score(assignment: str) -> float:
+    """grades.csv's max_score for ``assignment``: the points of every graded cell, code or written, but the bonus's."""
+    from transformer_course.grading.policy import GradingPolicy
+
+    bonus = set(GradingPolicy.from_file(REPOSITORY / "solutions" / assignment / "grading.yml").bonus)
+    cells = (cell.get("metadata", {}).get("nbgrader", {}) for cell in solution_notebook(assignment)["cells"])
+    return sum(cell["points"] for cell in cells if cell.get("grade") and cell.get("grade_id") not in bonus)
 
 
 def notebook_name(assignment: str) -> str:

@@ -38,6 +38,10 @@ import nbformat  # noqa: E402  (after the line above)
 
 MAX_LINE = 32 * 2**20  # bytes of one answer carrying a hidden test's data
 MAX_OUTPUTS = 1_000  # outputs of one cell kept (one display() call is one output)
+# Messages between the runner and the kernel larger than this are sent by pyzmq without copying, through a thread it
+# starts on first use. Both ends copy every message instead: a submission that has spent the sandbox's process limit
+# leaves no room for that thread, and a hidden test's inputs (megabytes of tensors) would then kill the run.
+ALWAYS_COPY = 2**62
 
 
 def serve() -> None:
@@ -61,11 +65,12 @@ def serve() -> None:
         kernel_name="python3",
         allow_errors=True,
         interrupt_on_timeout=True,  # and then wait for the interrupted cell's reply (the grader's grace bounds that)
-        extra_arguments=["--HistoryManager.hist_file=:memory:"],
+        extra_arguments=["--HistoryManager.hist_file=:memory:", f"--Session.copy_threshold={ALWAYS_COPY}"],
         startup_timeout=120,
         resources={"metadata": {"path": os.getcwd()}},
     )
     with client.setup_kernel():
+        client.kc.session.copy_threshold = ALWAYS_COPY
         dead = False
         for line in requests:
             request = json.loads(line)
