@@ -23,9 +23,16 @@ def saved_run(tiny_task, tmp_path_factory):
     return load_tensors(out_dir / "checkpoint.pt")
 
 
+def written_by_version_2(current: dict) -> dict:
+    """As the package wrote checkpoints before a run could keep an average of its weights."""
+    training = {key: value for key, value in current["training_config"].items() if key != "average_decay"}
+    old = {key: value for key, value in current.items() if key != "average"}
+    return {**old, "format_version": 2, "training_config": training}
+
+
 def written_by_version_1(current: dict) -> dict:
     """As the package wrote checkpoints from the run's provenance on to the format version: no version."""
-    return {key: value for key, value in current.items() if key != "format_version"}
+    return {key: value for key, value in written_by_version_2(current).items() if key != "format_version"}
 
 
 def written_by_version_0(current: dict) -> dict:
@@ -62,12 +69,17 @@ def test_a_checkpoint_is_written_with_its_format_version_and_read_back_as_it_was
     assert again.optimizer["state"][0]["exp_avg"].equal(checkpoint.optimizer["state"][0]["exp_avg"])
 
 
-@pytest.mark.parametrize("layout", [written_by_version_0, written_by_version_1], ids=["version 0", "version 1"])
+@pytest.mark.parametrize(
+    "layout",
+    [written_by_version_0, written_by_version_1, written_by_version_2],
+    ids=["version 0", "version 1", "version 2"],
+)
 def test_an_older_checkpoint_still_loads_rebuilds_its_model_and_resumes(layout, saved_run, tiny_task, tmp_path):
     save_tensors(layout(saved_run), tmp_path / "checkpoint.pt")
     checkpoint = load_checkpoint(tmp_path / "checkpoint.pt")
     assert checkpoint.model_config == TINY_MODEL and checkpoint.progress.step == 4
-    assert checkpoint.provenance == (saved_run["provenance"] if layout is written_by_version_1 else {})
+    assert checkpoint.provenance == (saved_run["provenance"] if layout is not written_by_version_0 else {})
+    assert checkpoint.average is None and checkpoint.training_config.average_decay is None
     model, task, _ = load_trained_model(tmp_path, device="cpu")
     assert task.to_dict()["tokenizers"] == saved_run["task"]["tokenizers"]
     for name, tensor in model.state_dict().items():

@@ -2,6 +2,7 @@
 
 import argparse
 import dataclasses
+import hashlib
 import importlib
 import json
 import subprocess
@@ -59,7 +60,35 @@ def test_multi30k_trains_and_scores_bleu_on_local_files(tmp_path, capsys, fixtur
     assert code == 0
     code, results = run_command(capsys, "evaluate", tmp_path, "--split", "validation", "--beam", 2, "--alpha", 0.6)
     assert code == 0 and results["task"] == "multi30k" and results["examples"] == 10
-    assert {"sacrebleu", "sacrebleu_lowercase", "tokenised_lowercase_bleu", "exact_match"} <= set(results)
+    assert {"sacrebleu", "sacrebleu_lowercase", "tokenised_lowercase_bleu", "chrf", "exact_match"} <= set(results)
+
+
+def test_evaluate_prints_each_scores_signature_and_the_checksums_of_the_files_it_scored(tmp_path, capsys, fixtures):
+    run_command(
+        capsys, "train", "--task", "multi30k", "--data", fixtures / "multi30k_tsv", "--vocab-size", 200,
+        "--max-steps", 1, "--max-tokens", 256, "--out", tmp_path, "--no-progress", *TINY_COMMAND_OPTIONS,
+    )  # fmt: skip
+    code = main(["evaluate", str(tmp_path), "--limit", "4"])
+    printed = capsys.readouterr()
+    results = json.loads(printed.out.splitlines()[-1])
+    assert code == 0
+    for name, signature in results["signatures"].items():  # for a reader too, each score beside its signature
+        assert f"{name} " in printed.err and f"{results[name]:6.2f}  {signature}" in printed.err
+    assert set(results["signatures"]) == {"sacrebleu", "sacrebleu_lowercase", "tokenised_lowercase_bleu", "chrf"}
+    assert results["signatures"]["sacrebleu"].startswith("nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:")
+    assert results["signatures"]["chrf"].startswith("nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|version:")
+    first_four = [line.split("\t") for line in (fixtures / "multi30k_tsv" / "test.tsv").read_text().splitlines()[:4]]
+    assert results["sha256"] == {
+        side: hashlib.sha256("".join(row[column] + "\n" for row in first_four).encode()).hexdigest()
+        for column, side in enumerate(("source", "target"))
+    }
+    overlap = results["training_overlap"]  # the fixture's test sentences are none of its training sentences
+    assert {key: overlap[key] for key in ("sources_in_training", "references_in_training", "examples_without")} == {
+        "sources_in_training": 0,
+        "references_in_training": 0,
+        "examples_without": 4,
+    }
+    assert overlap["without"]["sacrebleu"] == results["sacrebleu"]
 
 
 def test_record_keeps_the_runs_command_curves_scores_examples_and_attention(tmp_path, capsys, fixtures):

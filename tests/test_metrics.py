@@ -1,9 +1,16 @@
-"""Exact match and the three BLEU scores, each against sacreBLEU computed directly on known sentences."""
+"""Exact match, the three BLEU scores and chrF with their signatures, each against sacreBLEU computed directly on known
+sentences."""
 
 import pytest
 import sacrebleu
 
-from transformer_course.metrics import bleu_scores, corpus_bleu, exact_match, tokenised_lowercase_bleu
+from transformer_course.metrics import (
+    bleu_scores,
+    corpus_bleu,
+    exact_match,
+    tokenised_lowercase_bleu,
+    translation_scores,
+)
 
 
 def test_exact_match_is_the_percentage_of_identical_strings():
@@ -66,3 +73,34 @@ def test_mismatched_lists_are_rejected():
         exact_match(["a", "b"], ["a"])
     with pytest.raises(ValueError, match="empty"):
         corpus_bleu([], [])
+
+
+def test_each_score_comes_with_the_signature_sacrebleu_gives_it():
+    signatures = translation_scores(HYPOTHESES, REFERENCES)["signatures"]
+    version = sacrebleu.__version__
+    assert signatures["sacrebleu"] == f"nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:{version}"
+    assert signatures["sacrebleu_lowercase"] == f"nrefs:1|case:lc|eff:no|tok:13a|smooth:exp|version:{version}"
+    assert signatures["chrf"] == f"nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|version:{version}"
+
+
+def test_the_tokenised_bleus_signature_names_the_words_it_was_computed_on():
+    signature = translation_scores(HYPOTHESES, REFERENCES)["signatures"]["tokenised_lowercase_bleu"]
+    assert signature.startswith("words:spacy-") and "|lc:yes|" in signature
+    assert signature.endswith(f"tok:none|smooth:none|version:{sacrebleu.__version__}")
+
+
+def test_chrf_is_sacrebleus_own_and_the_bleu_scores_are_bleu_scores():
+    scores = translation_scores(HYPOTHESES, REFERENCES)
+    assert scores["chrf"] == pytest.approx(sacrebleu.corpus_chrf(HYPOTHESES, [REFERENCES]).score)
+    assert {name: scores[name] for name in bleu_scores(HYPOTHESES, REFERENCES)} == bleu_scores(HYPOTHESES, REFERENCES)
+
+
+def test_chrf_gives_credit_for_a_word_with_the_wrong_ending_where_bleu_gives_none():
+    references = ["The dogs are running."]
+    assert corpus_bleu(["The dog is running."], references) == pytest.approx(
+        corpus_bleu(["The cat is running."], references)
+    )
+    dog, cat = (
+        translation_scores([text], references)["chrf"] for text in ("The dog is running.", "The cat is running.")
+    )
+    assert dog > cat

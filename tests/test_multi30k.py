@@ -2,6 +2,7 @@
 multi30k task. (Downloading the dataset's files: test_multi30k_download.py.)"""
 
 import gzip
+import hashlib
 import sys
 import types
 from pathlib import Path
@@ -10,15 +11,19 @@ import pytest
 from multi30k_mirror import SHARED_MULTI30K
 
 from transformer_course.data import (
+    TranslationTask,
+    Vocabulary,
     load_multi30k,
     multi30k_task,
     read_pairs,
     read_parallel_files,
     split_pairs,
     task_from_dict,
+    train_subword_tokenizer,
 )
 from transformer_course.data import tasks as tasks_module
 from transformer_course.data.multi30k import HUGGING_FACE_PATH
+from transformer_course.training.evaluation import training_overlap
 
 needs_the_corpus = pytest.mark.skipif(
     not (SHARED_MULTI30K / "train.de.gz").is_file(), reason=f"the Multi30k corpus is not at {SHARED_MULTI30K}"
@@ -198,3 +203,73 @@ def test_a_short_run_on_the_real_corpus_lowers_the_loss(tmp_path):
     )
     history = train(task, config, recipe.model, progress=False).history["train"]
     assert history[-1]["train_loss"] < history[0]["train_loss"] - 0.5, [row["train_loss"] for row in history]
+
+
+# Words that only the validation and test splits hold, each often enough that BPE would make it a token
+# of its own if those splits' text reached the tokenizer's training.
+HELD_OUT_WORDS = {"validation": ("Quokka", "Wombats"), "test": ("Axolotl", "Kakapos")}
+
+
+def _with_held_out_words(splits: dict) -> dict:
+    splits = {split: list(pairs) for split, pairs in splits.items()}
+    for split, (german, english) in HELD_OUT_WORDS.items():
+        splits[split] = [(f"{german} {german} {german}.", f"{english} {english} {english}.")] * 20 + splits[split]
+    return splits
+
+
+def test_the_bpe_vocabulary_is_learned_from_the_training_split_alone(fixtures, tmp_path):
+    splits = _with_held_out_words(load_multi30k(fixtures / "multi30k"))
+    directory = _write_layout(tmp_path, True, splits)
+    task = multi30k_task(directory, vocab_size=400)
+    from_training_text = train_subword_tokenizer((text for pair in splits["train"] for text in pair), vocab_size=400)
+    assert task.source_tokenizer.to_dict() == from_training_text.to_dict()
+    pieces = set(task.source_tokenizer.tokenizer.get_vocab())
+    for word in (word for words in HELD_OUT_WORDS.values() for word in words):
+        assert f"▁{word}" not in pieces, f"{word} is a token: the vocabulary saw the validation or test split"
+
+
+def test_a_splits_checksums_are_those_of_its_uncompressed_files(tmp_path):
+    directory = _write_layout(tmp_path, True, PAIRS)
+    task = multi30k_task(directory, vocab_size=40)
+    assert task.sha256("test") == {
+        side: hashlib.sha256(gzip.decompress((directory / f"test_2016_flickr.{language}.gz").read_bytes())).hexdigest()
+        for side, language in (("source", "de"), ("target", "en"))
+    }
+
+
+@needs_the_corpus
+def test_the_test_splits_checksums_are_those_of_the_corpus_files():
+    splits = load_multi30k(SHARED_MULTI30K)
+    task = TranslationTask("multi30k", splits, Vocabulary([]), Vocabulary([]), "bleu")
+    files = {"source": "test_2016_flickr.de.gz", "target": "test_2016_flickr.en.gz"}
+    assert task.sha256("test") == {
+        side: hashlib.sha256(gzip.decompress((SHARED_MULTI30K / name).read_bytes())).hexdigest()
+        for side, name in files.items()
+    }
+
+
+def test_test_pairs_with_a_sentence_seen_in_training_are_counted_and_left_out_of_the_scores_without_them():
+    splits = {
+        "train": [("Ein Hund läuft.", "A dog runs."), ("Zwei Katzen.", "Two cats.")],
+        "test": [
+            ("Ein  Hund läuft.", "A dog is running."),
+            ("Eine Frau.", "Two cats."),
+            ("Ein Mann fährt ein rotes Fahrrad.", "A man rides a red bicycle."),
+        ],
+    }
+    task = TranslationTask("multi30k", splits, Vocabulary([]), Vocabulary([]), "bleu")
+    hypotheses = ["A dog runs.", "A woman.", "A man rides a red bicycle."]
+    overlap = training_overlap(task, splits["test"], hypotheses, [target for _, target in splits["test"]])
+    # the first source differs from a training source by a space only; the second reference is a training target
+    assert (overlap["sources_in_training"], overlap["references_in_training"], overlap["examples_without"]) == (1, 1, 1)
+    assert overlap["without"]["exact_match"] == 100.0 and overlap["without"]["sacrebleu"] == pytest.approx(100.0)
+
+
+@needs_the_corpus
+def test_no_test_sentence_of_the_corpus_occurs_in_its_training_split():
+    splits = load_multi30k(SHARED_MULTI30K)
+    task = TranslationTask("multi30k", splits, Vocabulary([]), Vocabulary([]), "bleu")
+    test = splits["test"]
+    overlap = training_overlap(task, test, [target for _, target in test], [target for _, target in test])
+    assert (overlap["sources_in_training"], overlap["references_in_training"]) == (0, 0)
+    assert overlap["examples_without"] == 1_000

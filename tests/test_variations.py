@@ -162,3 +162,8 @@ def test_a_committed_study_keeps_the_training_settings_its_command_records(recor
     """Else the command would refuse to extend the book's record, as made "with other settings"."""
     stored = json.loads((RECORDS / record).read_text(encoding="utf-8"))["settings"][key]
     assert set(variations.recorded_training(stored)) == set(stored)
+
+
+def test_a_study_whose_runs_average_their_weights_records_the_decay():
+    stored = json.loads((RECORDS / "table3-numbers.json").read_text(encoding="utf-8"))["settings"]["base_training"]
+    assert variations.recorded_training({**stored, "average_decay": 0.99})["average_decay"] == 0.99

@@ -252,10 +252,20 @@ def _open_record(path: Path, settings: dict, variants: list[Variant]) -> dict:
     return record
 
 
+# Settings whose value here trains exactly as a configuration without them did: a record leaves them out
+# at that value, so that the studies recorded before a setting existed still compare with new runs.
+SETTINGS_OFF = {"average_decay": None}
+
+
 def recorded_training(training: dict) -> dict:
     """The training settings a study's record keeps: those its scores depend on and every run shares
-    (each run has its own seed; whether a run draws its learning curves changes no score)."""
-    return {key: value for key, value in TrainingConfig(**training).to_dict().items() if key not in ("seed", "curves")}
+    (each run has its own seed; whether a run draws its learning curves changes no score; a setting
+    of :data:`SETTINGS_OFF` at its value changes nothing)."""
+    return {
+        key: value
+        for key, value in TrainingConfig(**training).to_dict().items()
+        if key not in ("seed", "curves") and not (key in SETTINGS_OFF and value == SETTINGS_OFF[key])
+    }
 
 
 def check_same_settings(stored: dict, settings: dict, path: Path) -> None:

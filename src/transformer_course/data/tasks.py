@@ -14,6 +14,7 @@ model can be evaluated, or its training resumed, on the same splits and the same
 
 from __future__ import annotations
 
+import hashlib
 import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -70,6 +71,23 @@ class TranslationTask:
             sources=[self.source_tokenizer.encode(source) for source, _ in pairs],
             targets=[self.target_tokenizer.encode(target) for _, target in pairs],
         )
+
+    def sha256(self, split: str, limit: int | None = None) -> dict[str, str]:
+        """The SHA-256 of each side of ``split`` (its first ``limit`` pairs) as a text file: one
+        sentence per line, UTF-8, a newline after each. For Multi30k's own files these are the
+        checksums of the uncompressed files (``zcat test_2016_flickr.en.gz | sha256sum``), so a
+        score can name the test file it was computed on.
+
+        Returns:
+            ``{"source": ..., "target": ...}``, hexadecimal digests.
+        """
+        if split not in self.splits:
+            raise ValueError(f"task {self.name!r} has no split {split!r}; it has {sorted(self.splits)}")
+        pairs = self.splits[split][:limit]
+        return {
+            side: hashlib.sha256("".join(pair[column] + "\n" for pair in pairs).encode("utf-8")).hexdigest()
+            for column, side in enumerate(("source", "target"))
+        }
 
     def tokenizers_to_dict(self) -> dict:
         return {"source": self.source_tokenizer.to_dict(), "target": self.target_tokenizer.to_dict()}

@@ -14,6 +14,7 @@ training loop with checkpoints, resumption, mixed precision and several processe
 ``schedule``           Adam (β₁ = 0.9, β₂ = 0.98, ε = 10⁻⁹) and the warmup schedule (§5.3)
 ``config``             :class:`ModelConfig`, :class:`TrainingConfig`, each task's :class:`Recipe` (``recipe_for``)
 ``loop``               :func:`train` and its :class:`Trainer`: the loop, the step, mixed precision, DDP
+``averaging``          the moving average of the weights that a run may keep: checkpoint averaging (§6.1)
 ``callbacks``          around the steps: the learning curves, validation and checkpoints
 ``run_state``          what a run is, how its checkpoint keeps it and how it is resumed
 ``non_finite``         stopping a run that diverges (NaN or infinite loss, gradient, weights)

@@ -2,10 +2,10 @@
 
 * :class:`LogProgress`: a point of the training-loss curve every ``log_every`` steps, and a tqdm bar;
 * :class:`ValidateAndCheckpoint`: every ``validate_every`` steps and when the run stops, the
-  validation loss and score, then the checkpoint and ``history.json`` in ``out_dir``, and
-  ``curves.png`` (unless the config's ``curves`` is off) when the run stops or :data:`CURVES_SECONDS`
-  have passed since it was last drawn (each written atomically), never from parameters or a
-  validation loss that are not finite.
+  validation loss and score (of the average of the weights, if the run keeps one), then the
+  checkpoint and ``history.json`` in ``out_dir``, and ``curves.png`` (unless the config's ``curves``
+  is off) when the run stops or :data:`CURVES_SECONDS` have passed since it was last drawn (each
+  written atomically), never from parameters or a validation loss that are not finite.
 
 Each has a method per event it handles (``on_train_start``, ``on_batch_end``, ``on_train_end``),
 called with the trainer; :meth:`~.loop.Trainer.add_callbacks` registers them.
@@ -106,7 +106,7 @@ class ValidateAndCheckpoint:
             return
         state.out_dir.mkdir(parents=True, exist_ok=True)
         checkpoint = state.checkpoint(
-            trainer.model, trainer.optimizer, trainer.scheduler, trainer.scaler, seconds, random_states
+            trainer.model, trainer.optimizer, trainer.scheduler, trainer.scaler, seconds, random_states, trainer.average
         )
         checkpoint.save(state.checkpoint_path)
         state.saved_step = state.step
@@ -127,16 +127,16 @@ class ValidateAndCheckpoint:
         plot_training_curves(state.history, state.out_dir / "curves.png", title=title)
 
     def _validate(self, trainer, seconds: float) -> dict:
-        """The validation row of the history, ``seconds`` into the run."""
+        """The validation row of the history, ``seconds`` into the run, of the model the run delivers
+        (the average of its weights, if it keeps one)."""
         state, config = trainer.state, trainer.state.training_config
         started = time.monotonic()
-        loss = teacher_forced_loss(trainer.model, self.validation_pairs, trainer.criterion, config.max_tokens)
+        model = trainer.delivered_model
+        loss = teacher_forced_loss(model, self.validation_pairs, trainer.criterion, config.max_tokens)
         if not math.isfinite(loss):
             # Only the main process validates; torchrun stops the others when it exits.
             raise NonFiniteLossError(non_finite_message(state, f"the validation loss became {loss}", updated=True))
-        hypotheses, references = translate_split(
-            trainer.model, state.task, "validation", limit=config.validation_examples
-        )
+        hypotheses, references = translate_split(model, state.task, "validation", limit=config.validation_examples)
         trainer.model.train()
         row = {
             "step": state.step,

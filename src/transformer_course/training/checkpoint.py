@@ -33,8 +33,11 @@ from .config import ModelConfig, TrainingConfig
 #      a vocabulary's "unit" was its "split", ModelConfig's "max_positions" its "max_len"
 #   1  (no "format_version"): with "provenance" (the command lines, the machine, the date)
 #   2  "format_version" itself; otherwise as 1
-FORMAT_VERSION = 2
+#   3  "average": the moving average of the weights (.averaging), or None for a run that keeps none
+FORMAT_VERSION = 3
 CHECKPOINT_NAME = "checkpoint.pt"
+# Which of a checkpoint's weights a trained model is built with (Checkpoint.trained_model).
+WEIGHTS = ("average", "last")
 
 
 def run_checkpoint(out_dir: str | Path) -> Path:
@@ -117,6 +120,8 @@ class Checkpoint:
         history: ``{"train": [...], "validation": [...]}``, the points of the learning curves.
         random_states: every process's random-number generator states, in rank order.
         provenance: the command lines, the machine, the device, the processes, the date.
+        average: the ``state_dict()`` of the run's moving average of the weights
+            (:func:`~.averaging.averaged_model`), or ``None`` when the run keeps none.
     """
 
     model_config: ModelConfig
@@ -130,6 +135,7 @@ class Checkpoint:
     history: dict = field(repr=False)
     random_states: list = field(repr=False)
     provenance: dict = field(default_factory=dict)
+    average: dict[str, torch.Tensor] | None = field(default=None, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         """The checkpoint as plain data, the way ``checkpoint.pt`` keeps it."""
@@ -179,10 +185,27 @@ class Checkpoint:
         change the token ids under the trained model)."""
         return task_from_dict(self.task)
 
-    def trained_model(self, task: TranslationTask) -> nn.Module:
-        """The model, built from :attr:`model_config` for ``task``'s vocabularies, with the saved weights."""
+    def trained_model(self, task: TranslationTask, weights: str = "average") -> nn.Module:
+        """The model, built from :attr:`model_config` for ``task``'s vocabularies, with the saved weights.
+
+        Args:
+            weights: ``"average"``: the run's moving average of its weights, what the run delivers
+                (the last weights when it keeps no average); ``"last"``: the weights of the last update.
+        """
+        if weights not in WEIGHTS:
+            raise ValueError(f"weights must be one of {WEIGHTS}, got {weights!r}")
         model = self.model_config.build(len(task.source_tokenizer), len(task.target_tokenizer))
-        model.load_state_dict(self.model)
+        if weights == "average" and self.average is not None:
+            # AveragedModel's state: the copy of the model under "module.", and its count of updates
+            model.load_state_dict(
+                {
+                    name.removeprefix("module."): value
+                    for name, value in self.average.items()
+                    if name.startswith("module.")
+                }
+            )
+        else:
+            model.load_state_dict(self.model)
         return model
 
 
@@ -206,9 +229,13 @@ def load_checkpoint(path: str | Path, map_location: torch.device | str = "cpu") 
 
 
 def load_trained_model(
-    path: str | Path, device: torch.device | str | None = None
+    path: str | Path, device: torch.device | str | None = None, weights: str = "average"
 ) -> tuple[nn.Module, TranslationTask, Checkpoint]:
     """Rebuild the model and the task of a checkpoint (a file, or a run's directory).
+
+    Args:
+        weights: the run's average of its weights (``"average"``, the last ones if it keeps none) or
+            its last weights (``"last"``): :meth:`Checkpoint.trained_model`.
 
     Returns:
         ``(model, task, checkpoint)``: the model in eval mode on ``device`` (``None`` or ``"auto"``:
@@ -217,4 +244,4 @@ def load_trained_model(
     device = resolve_device(device)
     checkpoint = load_checkpoint(checkpoint_path(path), map_location=device)
     task = checkpoint.rebuild_task()
-    return checkpoint.trained_model(task).to(device).eval(), task, checkpoint
+    return checkpoint.trained_model(task, weights).to(device).eval(), task, checkpoint

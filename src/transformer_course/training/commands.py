@@ -34,7 +34,7 @@ import torch
 from ..data import TASKS, TranslationTask, load_task
 from ..device import device_option, resolve_device
 from ..model import Transformer
-from .checkpoint import CheckpointError, checkpoint_path, load_trained_model
+from .checkpoint import WEIGHTS, CheckpointError, checkpoint_path, load_trained_model
 from .config import ModelConfig, TrainingConfig, recipe_for
 from .evaluation import evaluate
 from .loop import train
@@ -162,6 +162,12 @@ def _register_evaluate(subcommands: argparse._SubParsersAction) -> None:
         "--alpha", type=float, default=0.0, help="length penalty exponent for beam search (the paper: 0.6)"
     )
     parser.add_argument("--limit", type=int, default=None, help="score only the first N pairs")
+    parser.add_argument(
+        "--weights",
+        choices=WEIGHTS,
+        default="average",
+        help="the run's average of its weights (default; the last weights if it keeps none), or the last weights",
+    )
     parser.add_argument("--device", type=device_option, default=None, help="auto (default), cpu, cuda …")
     parser.add_argument("--threads", type=int, default=None, help="CPU threads for PyTorch")
     parser.set_defaults(run=run_evaluate)
@@ -291,15 +297,28 @@ def run_evaluate(arguments: argparse.Namespace) -> int:
     path = checkpoint_path(arguments.checkpoint)
     started = time.monotonic()
     with user_errors():
-        model, task, checkpoint = load_trained_model(path, arguments.device)
+        model, task, checkpoint = load_trained_model(path, arguments.device, arguments.weights)
+    weights = "average" if arguments.weights == "average" and checkpoint.average is not None else "last"
     scores = evaluate(
         model, task, arguments.split, beam_size=arguments.beam, alpha=arguments.alpha, limit=arguments.limit
     )
     seconds = round(time.monotonic() - started, 1)
-    print_json(
-        {"checkpoint": str(path), "task": task.name, "step": checkpoint.progress.step, **scores, "seconds": seconds}
-    )
+    print(score_lines(scores), file=sys.stderr)
+    where = {"checkpoint": str(path), "task": task.name, "step": checkpoint.progress.step, "weights": weights}
+    print_json({**where, **scores, "seconds": seconds})
     return 0
+
+
+def score_lines(scores: dict) -> str:
+    """:func:`evaluate`'s scores for a reader: what was decoded and from which files, then each score with
+    its signature, as a benchmark publishes them."""
+    decoding = "greedy" if scores["beam_size"] == 1 else f"beam {scores['beam_size']}, alpha {scores['alpha']}"
+    checksums = ", ".join(f"{side} sha256:{digest}" for side, digest in scores["sha256"].items())
+    lines = [f"{scores['split']}: {scores['examples']:,} pairs ({checksums}), {decoding}"]
+    for name, signature in scores.get("signatures", {}).items():
+        lines.append(f"  {name:24s} {scores[name]:6.2f}  {signature}")
+    lines.append(f"  {'exact_match':24s} {scores['exact_match']:6.2f}")
+    return "\n".join(lines)
 
 
 def print_json(values: dict) -> None:

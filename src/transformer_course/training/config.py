@@ -97,6 +97,10 @@ class TrainingConfig:
         learning_rate_scale: a factor on the whole schedule of Eq. 3.
         label_smoothing: ε_ls (paper: 0.1).
         clip_norm: clip the gradient's global norm to this (``None``: no clipping).
+        average_decay: keep a moving average of the weights with this decay, over about the last
+            1 / (1 - decay) updates (:mod:`.averaging`: the paper's checkpoint averaging for a run
+            stopped by the clock); validation scores it and the checkpoint keeps it for
+            ``evaluate`` (``None``: no average, the last weights are the model).
         validate_every: steps between validations; a checkpoint is written after each one.
         validation_examples: decode only the first this many validation pairs for the validation
             score (``None``: all); the validation loss always uses every pair. Decoding is the
@@ -117,6 +121,7 @@ class TrainingConfig:
     learning_rate_scale: float = 0.5
     label_smoothing: float = 0.1
     clip_norm: float | None = 1.0
+    average_decay: float | None = None
     validate_every: int = 500
     validation_examples: int | None = None
     log_every: int = 50
@@ -128,6 +133,8 @@ class TrainingConfig:
     def __post_init__(self):
         if self.minutes is None and self.max_steps is None:
             raise ValueError("give a budget: minutes, max_steps or both")
+        if self.average_decay is not None and not 0.0 <= self.average_decay < 1.0:
+            raise ValueError(f"average_decay must be in [0, 1), got {self.average_decay}")
         if self.validate_every < 1 or self.log_every < 1:
             raise ValueError(
                 f"validate_every and log_every must be positive, got {self.validate_every} and {self.log_every}"

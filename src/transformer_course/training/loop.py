@@ -42,6 +42,7 @@ from tqdm.auto import tqdm
 from ..data import PAD_ID, Batch, TranslationTask, bucketed_batches, make_batch
 from ..device import autocast_dtype, resolve_device
 from ..masks import padding_mask
+from .averaging import averaged_model
 from .callbacks import LogProgress, ValidateAndCheckpoint
 from .checkpoint import run_checkpoint
 from .config import ModelConfig, TrainingConfig
@@ -59,7 +60,8 @@ class TrainingResult:
     """What :func:`train` returns.
 
     Attributes:
-        model: the trained model (unwrapped from ``DistributedDataParallel``).
+        model: the trained model (unwrapped from ``DistributedDataParallel``): the average of its weights
+            when the config keeps one (``average_decay``), else the weights of the last update.
         history: ``{"train": [...], "validation": [...]}``, the points of the learning curves.
         steps: optimiser updates done in total (across resumptions).
         seconds: wall-clock training time in total (across resumptions).
@@ -118,8 +120,9 @@ def train(
         trainer.add_callbacks(ValidateAndCheckpoint(trainer))
         stopped_because = trainer.run()
         return TrainingResult(
-            trainer.model, state.history, state.step, trainer.seconds(), stopped_because, state.checkpoint_path
-        )
+            trainer.delivered_model, state.history, state.step, trainer.seconds(), stopped_because,
+            state.checkpoint_path,
+        )  # fmt: skip
     finally:
         group.close()
 
@@ -179,8 +182,13 @@ class Trainer:
         # float16 has a narrow exponent range: small gradients underflow unless the loss is scaled
         # up first. bfloat16 and float32 have float32's range and need no scaler.
         self.scaler = torch.amp.GradScaler(device.type, enabled=self.precision == torch.float16)
+        # The moving average of the weights (paper §6.1's checkpoint averaging), if the recipe keeps one.
+        decay = config.average_decay
+        self.average = None if decay is None else averaged_model(self.model, decay)
         if state.saved is not None:
-            warning = state.restore(self.model, self.optimizer, self.scheduler, self.scaler, group, device)
+            warning = state.restore(
+                self.model, self.optimizer, self.scheduler, self.scaler, group, device, self.average
+            )
             if warning and group.is_main:
                 tqdm.write(warning, file=sys.stderr)
         self.train_lengths = self.train_pairs.longer_side_lengths()  # the longer side only: see data.batching
@@ -188,6 +196,11 @@ class Trainer:
         self.loss, self.tokens, self.stopped_because = math.nan, 0, None  # of the last step, for the callbacks
         self.seconds_before = state.seconds  # of the run, before this process took over
         self.started, self.seconds_in_callbacks = time.monotonic(), 0.0  # set again when the loop starts
+
+    @property
+    def delivered_model(self) -> nn.Module:
+        """The model the run delivers: the average of its weights if it keeps one, else the model itself."""
+        return self.model if self.average is None else self.average.module
 
     # ---- callbacks -----------------------------------------------------------------------
 
@@ -261,6 +274,8 @@ class Trainer:
         self.scaler.step(self.optimizer)
         self.scaler.update()
         self.scheduler.step()
+        if self.average is not None:
+            self.average.update_parameters(self.model)
         return mean_loss, int(tokens_all), time_flags > 0
 
     def _check_gradient(self, mean_loss: float) -> None:

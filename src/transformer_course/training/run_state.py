@@ -148,9 +148,11 @@ class RunState:
         if command is not None:
             self.provenance["commands"].append(command)
 
-    def checkpoint(self, model, optimizer, scheduler, scaler, seconds: float, random_states: list) -> Checkpoint:
+    def checkpoint(
+        self, model, optimizer, scheduler, scaler, seconds: float, random_states: list, average=None
+    ) -> Checkpoint:
         """The checkpoint of this run as it is now, ``seconds`` into it; ``random_states`` from
-        :func:`gather_random_states`."""
+        :func:`gather_random_states`; ``average``: the run's average of its weights, if it keeps one."""
         return Checkpoint(
             model_config=self.model_config,
             training_config=self.training_config,
@@ -163,13 +165,20 @@ class RunState:
             history=self.history,
             random_states=random_states,
             provenance=self.provenance,
+            average=None if average is None else average.state_dict(),
         )
 
-    def restore(self, model, optimizer, scheduler, scaler, group: ProcessGroup, device: torch.device) -> str | None:
-        """Load the saved tensors into freshly built ``model``, ``optimizer``, ``scheduler`` and
-        ``scaler``, and this process's random-number generators; returns a warning, or ``None``."""
+    def restore(
+        self, model, optimizer, scheduler, scaler, group: ProcessGroup, device: torch.device, average=None
+    ) -> str | None:
+        """Load the saved tensors into freshly built ``model``, ``optimizer``, ``scheduler``, ``scaler``
+        and ``average`` (the run's average of its weights, if it keeps one; a run resumed with an
+        average that its checkpoint lacks starts it from here), and this process's random-number
+        generators; returns a warning, or ``None``."""
         checkpoint = self.saved.checkpoint
         model.load_state_dict(checkpoint.model)
+        if average is not None and checkpoint.average is not None:
+            average.load_state_dict(checkpoint.average)
         optimizer.load_state_dict(checkpoint.optimizer)
         scheduler.load_state_dict(checkpoint.scheduler)
         if checkpoint.scaler:  # empty when written without a gradient scaler (float32 or bfloat16)

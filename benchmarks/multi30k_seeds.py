@@ -1,0 +1,205 @@
+"""Multi30k's CPU recipe for several seeds, as a benchmark reports it: a record per run, mean ± std.
+
+    PYTHONPATH=src python benchmarks/multi30k_seeds.py --data DIR --seeds 0 1 2 --minutes 30
+
+For each seed, one after the other (never two runs at once: they would share the cores), the
+course's own commands run as a learner types them:
+
+    transformer-course train --task multi30k --data DIR --minutes 30 --seed SEED --out RUN --no-progress
+    transformer-course evaluate RUN                               greedy
+    transformer-course evaluate RUN --beam 4 --alpha ALPHA        the recipe's decoding
+
+and the run's record is written to ``--records/seed-SEED.json``: the command lines (with the data
+folder written ``DIR``: the records name the test files by their SHA-256 instead), the machine (CPU
+model, cores, PyTorch's threads, torch version), the load average before and after, the wall clock
+of training with and without its validations and of the evaluation, the validation curve, the time
+to reach validation sacreBLEU ``--target`` (40), and the test scores with their sacreBLEU
+signatures, chrF and checksums. ``summary.json`` beside them holds each seed's numbers and their mean
+and standard deviation, and the script prints them as Markdown tables. A seed whose record exists is
+not run again (``--again`` runs it anyway).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shlex
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from transformer_course.training import load_checkpoint
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", required=True, help="a folder of Multi30k's task-1 files")
+    parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
+    parser.add_argument("--minutes", type=float, default=30.0)
+    parser.add_argument("--beam", type=int, default=4)
+    parser.add_argument("--alpha", type=float, default=0.6, help="beam search's length penalty (the paper's 0.6)")
+    parser.add_argument("--target", type=float, default=40.0, help="the validation sacreBLEU timed (default 40)")
+    parser.add_argument("--out", default="runs/multi30k-seeds", help="where the runs' checkpoints go")
+    parser.add_argument("--records", default="benchmarks/records/multi30k-cpu")
+    parser.add_argument("--again", action="store_true", help="run seeds whose record exists again")
+    parser.add_argument("--train-options", default="", help='further options of train, e.g. "--threads 1"')
+    parser.add_argument("--evaluate-options", default="", help='further options of evaluate, e.g. "--limit 50"')
+    arguments = parser.parse_args()
+
+    records = Path(arguments.records)
+    records.mkdir(parents=True, exist_ok=True)
+    for seed in arguments.seeds:
+        path = records / f"seed-{seed}.json"
+        if path.is_file() and not arguments.again:
+            print(f"seed {seed}: {path} exists, not run again", file=sys.stderr)
+            continue
+        record = run_seed(arguments, seed)
+        path.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    runs = [json.loads((records / f"seed-{seed}.json").read_text()) for seed in arguments.seeds]
+    summary = summarise(runs, arguments.target)
+    (records / "summary.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
+    print(markdown(summary))
+
+
+def run_seed(arguments: argparse.Namespace, seed: int) -> dict:
+    """Train and evaluate one seed with the course's commands; the run's record."""
+    run = Path(arguments.out) / f"seed-{seed}"
+    train = ["train", "--task", "multi30k", "--data", arguments.data, "--minutes", f"{arguments.minutes:g}"]
+    train += ["--seed", str(seed), "--out", str(run), "--no-progress", *shlex.split(arguments.train_options)]
+    greedy = ["evaluate", str(run), *shlex.split(arguments.evaluate_options)]
+    beam = [*greedy, "--beam", str(arguments.beam), "--alpha", f"{arguments.alpha:g}"]
+    load_before = os.getloadavg()
+    trained, train_seconds = _command(train)
+    greedy_scores, greedy_seconds = _command(greedy)
+    beam_scores, beam_seconds = _command(beam)
+    provenance = load_checkpoint(run / "checkpoint.pt").provenance
+    history = json.loads((run / "history.json").read_text())
+    validation = history["validation"]
+    validation_seconds = sum(row["validation_seconds"] for row in validation)
+    return {
+        "seed": seed,
+        "commands": [_as_typed(command, arguments.data) for command in (train, greedy, beam)],
+        "machine": {
+            "cpu": provenance["machine"],
+            "cores": os.cpu_count(),
+            "threads": provenance["threads"],  # PyTorch's threads in the run: one per core unless --threads
+            "torch": provenance["torch"],
+            "python": platform.python_version(),
+        },
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "load_average": {"before": load_before, "after": os.getloadavg()},
+        "steps": trained["steps"],
+        "wall_clock_seconds": {
+            "train_command": round(train_seconds, 1),
+            "training": round(trained["minutes"] * 60, 1),
+            "training_without_validation": round(trained["minutes"] * 60 - validation_seconds, 1),
+            "validations": round(validation_seconds, 1),
+            "evaluate_greedy": round(greedy_seconds, 1),
+            "evaluate_beam": round(beam_seconds, 1),
+        },
+        "validation": validation,
+        "time_to_target": time_to(validation, arguments.target),
+        "test": {"greedy": greedy_scores, "beam": beam_scores},
+    }
+
+
+def _command(argv: list[str]) -> tuple[dict, float]:
+    """Run ``transformer-course *argv``; its JSON line and its wall-clock seconds."""
+    started = time.monotonic()
+    completed = subprocess.run(
+        [sys.executable, "-m", "transformer_course.cli", *argv], check=True, stdout=subprocess.PIPE, text=True
+    )
+    return json.loads(completed.stdout.strip().splitlines()[-1]), time.monotonic() - started
+
+
+def _as_typed(argv: list[str], data: str) -> str:
+    return shlex.join(["transformer-course", *("DIR" if argument == data else argument for argument in argv)])
+
+
+def time_to(validation: list[dict], target: float) -> dict | None:
+    """When the run's validation sacreBLEU first reached ``target``: the step and the wall clock, with
+    and without the validations before it (each row's ``seconds`` is when its validation began)."""
+    spent = 0.0
+    for row in validation:
+        if row["validation_sacrebleu"] >= target:
+            return {
+                "target": target,
+                "step": row["step"],
+                "minutes": round(row["seconds"] / 60, 2),
+                "minutes_without_validation": round((row["seconds"] - spent) / 60, 2),
+            }
+        spent += row["validation_seconds"]
+    return None
+
+
+def summarise(runs: list[dict], target: float) -> dict:
+    """Each seed's headline numbers, and their mean and standard deviation."""
+    rows = [
+        {
+            "seed": run["seed"],
+            "steps": run["steps"],
+            "test_sacrebleu_greedy": run["test"]["greedy"]["sacrebleu"],
+            "test_sacrebleu_beam": run["test"]["beam"]["sacrebleu"],
+            "test_chrf_beam": run["test"]["beam"]["chrf"],
+            "best_validation_sacrebleu": max(row["validation_sacrebleu"] for row in run["validation"]),
+            "minutes_to_target": None if run["time_to_target"] is None else run["time_to_target"]["minutes"],
+            "minutes_to_target_without_validation": None
+            if run["time_to_target"] is None
+            else run["time_to_target"]["minutes_without_validation"],
+        }
+        for run in runs
+    ]
+    statistics_of = {}
+    for key in rows[0]:
+        values = [row[key] for row in rows]
+        if key != "seed" and None not in values:
+            spread = statistics.stdev(values) if len(values) > 1 else None
+            statistics_of[key] = {"mean": statistics.mean(values), "std": spread}
+    return {
+        "target": target,
+        "signatures": runs[0]["test"]["beam"]["signatures"],
+        "test_sha256": runs[0]["test"]["beam"]["sha256"],
+        "machine": runs[0]["machine"],
+        "seeds": rows,
+        "mean_std": statistics_of,
+    }
+
+
+def markdown(summary: dict) -> str:
+    columns = [
+        ("seed", "seed", "{}"),
+        ("steps", "steps", "{:,.0f}"),
+        ("test_sacrebleu_greedy", "test sacreBLEU, greedy", "{:.1f}"),
+        ("test_sacrebleu_beam", "test sacreBLEU, beam", "{:.1f}"),
+        ("test_chrf_beam", "test chrF, beam", "{:.1f}"),
+        ("minutes_to_target", f"minutes to validation {summary['target']:g}", "{:.1f}"),
+        ("minutes_to_target_without_validation", "the same without validations", "{:.1f}"),
+    ]
+    lines = ["| " + " | ".join(title for _, title, _ in columns) + " |", "|" + "---:|" * len(columns)]
+    for row in summary["seeds"]:
+        cells = ["—" if row[key] is None else form.format(row[key]) for key, _, form in columns]
+        lines.append("| " + " | ".join(cells) + " |")
+    cells = ["mean ± std"]
+    for key, _, form in columns[1:]:
+        entry = summary["mean_std"].get(key)
+        if entry is None:
+            cells.append("—")
+        else:
+            cells.append(
+                form.format(entry["mean"]) + ("" if entry["std"] is None else " ± " + form.format(entry["std"]))
+            )
+    lines.append("| " + " | ".join(cells) + " |")
+    signatures = summary["signatures"]
+    lines.append("")
+    lines.append(f"sacreBLEU: {signatures['sacrebleu']}; chrF: {signatures['chrf']}")
+    checksums = summary["test_sha256"]
+    lines.append(f"test files: source sha256 {checksums['source']}, reference sha256 {checksums['target']}")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,48 @@
+"""benchmarks/multi30k_seeds.py's arithmetic: the time to a validation score, and the mean ± std over seeds."""
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+_SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "multi30k_seeds.py"
+_SPEC = importlib.util.spec_from_file_location("multi30k_seeds", _SCRIPT)
+seeds = importlib.util.module_from_spec(_SPEC)
+_SPEC.loader.exec_module(seeds)
+
+# Each row's "seconds": when its validation began; "validation_seconds": how long it decoded.
+VALIDATION = [
+    {"step": 250, "validation_sacrebleu": 30.0, "seconds": 600.0, "validation_seconds": 12.0},
+    {"step": 500, "validation_sacrebleu": 40.2, "seconds": 1200.0, "validation_seconds": 18.0},
+    {"step": 750, "validation_sacrebleu": 41.0, "seconds": 1800.0, "validation_seconds": 6.0},
+]
+
+
+def test_the_time_to_a_score_is_its_first_validation_with_and_without_the_validations_before_it():
+    assert seeds.time_to(VALIDATION, 40.0) == {
+        "target": 40.0, "step": 500, "minutes": 20.0, "minutes_without_validation": round((1200 - 12) / 60, 2),
+    }  # fmt: skip
+
+
+def test_a_run_that_never_reaches_the_score_has_no_time_to_it():
+    assert seeds.time_to(VALIDATION, 42.0) is None
+
+
+def _run(seed: int, bleu: float, validation: list[dict]) -> dict:
+    scores = {"sacrebleu": bleu, "chrf": 60.0, "signatures": {"sacrebleu": "s", "chrf": "c"}, "sha256": {}}
+    return {
+        "seed": seed, "steps": 1000, "machine": {}, "validation": validation,
+        "time_to_target": seeds.time_to(validation, 40.0), "test": {"greedy": scores, "beam": scores},
+    }  # fmt: skip
+
+
+def test_the_summary_gives_each_seed_and_the_mean_and_sample_standard_deviation():
+    summary = seeds.summarise([_run(0, 41.0, VALIDATION), _run(1, 43.0, VALIDATION)], 40.0)
+    assert [row["test_sacrebleu_beam"] for row in summary["seeds"]] == [41.0, 43.0]
+    assert summary["mean_std"]["test_sacrebleu_beam"] == {"mean": 42.0, "std": pytest.approx(2**0.5)}
+
+
+def test_the_time_to_a_score_has_no_mean_when_a_seed_never_reached_it():
+    summary = seeds.summarise([_run(0, 41.0, VALIDATION), _run(1, 39.0, VALIDATION[:1])], 40.0)
+    assert "minutes_to_target" not in summary["mean_std"]
+    assert summary["seeds"][1]["minutes_to_target"] is None
