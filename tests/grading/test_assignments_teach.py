@@ -18,12 +18,12 @@ The solution and the untouched exercise are graded by test_autograde.py.
 from __future__ import annotations
 
 import contextlib
-import copy
 import io
 
 import pytest
 import torch
 from grading_support import CLASS_LIMITS, exercise_notebook, full_marks, grade, solution_notebook, write_submissions
+from notebook_runs import failing_visible_tests, with_answers
 
 pytestmark = [pytest.mark.needs_nbgrader, pytest.mark.needs_bwrap]  # grades in the sandbox
 
@@ -36,43 +36,6 @@ def points_of(notebook: dict, grade_ids: set[str]) -> float:
     return sum(
         _nbgrader(cell).get("points", 0) for cell in notebook["cells"] if _nbgrader(cell).get("grade_id") in grade_ids
     )
-
-
-def with_answers(notebook: dict, answers: dict[str, str]) -> dict:
-    """A copy of ``notebook`` whose answer cells named in ``answers`` (by grade_id) hold that code."""
-    notebook = copy.deepcopy(notebook)
-    unknown = set(answers)
-    for cell in notebook["cells"]:
-        grade_id = _nbgrader(cell).get("grade_id")
-        if grade_id in answers:
-            assert _nbgrader(cell).get("solution"), f"{grade_id} is not an answer cell"
-            cell["source"] = answers[grade_id]
-            unknown.discard(grade_id)
-    assert not unknown, f"no answer cells {sorted(unknown)}"
-    return notebook
-
-
-def failing_visible_tests(notebook: dict) -> set[str]:
-    """grade_ids of the test cells whose visible tests fail when the notebook's nbgrader cells run in order.
-
-    Runs in this process, in a namespace of its own; cells without nbgrader metadata (the setup cell,
-    plots) are left out, and an answer cell that raises goes on to the next cell, as in the grader.
-    """
-    namespace: dict = {"__name__": "__notebook__"}
-    failing = set()
-    with torch.random.fork_rng(devices=[]), contextlib.redirect_stdout(io.StringIO()):
-        for cell in notebook["cells"]:
-            metadata = _nbgrader(cell)
-            if cell["cell_type"] != "code" or "grade_id" not in metadata:
-                continue
-            try:
-                exec(compile("".join(cell["source"]), metadata["grade_id"], "exec"), namespace)
-            except Exception:
-                if not (metadata.get("grade") or metadata.get("solution")):
-                    raise  # a given cell: the notebook itself is broken
-                if metadata.get("grade"):
-                    failing.add(metadata["grade_id"])
-    return failing
 
 
 def solution_answers(assignment: str) -> dict[str, str]:
