@@ -48,7 +48,7 @@ from libcst.metadata import MetadataWrapper
 from mutmut.mutation.file_mutation import MutationVisitor
 from mutmut.mutation.mutators import mutation_operators
 from mutmut.mutation.pragma_handling import IgnoredCode
-from notebook_runs import graded_cells, hidden_test_failure, namespace_learner, run_cell, with_answers
+from notebook_runs import code_cells, hidden_test_failure, namespace_learner, run_cell, with_answers
 
 from transformer_course.grading.course import Course, split_hidden_tests
 from transformer_course.grading.nbgrader_cells import answer_sources, grade_id, nbgrader_metadata, source_text
@@ -246,7 +246,7 @@ def _judge_part(
         sources[mutant.cell] = mutant.source
     for cell in cells:
         metadata = nbgrader_metadata(cell)
-        error = run_cell(cell, namespace, sources.get(metadata["grade_id"]))
+        error = run_cell(cell, namespace, sources.get(metadata.get("grade_id")))
         if error is not None and metadata.get("grade"):
             return Verdict("visible", f"{type(error).__name__}: {_first_line(error)}")
     test = nbgrader_metadata(cells[-1])["grade_id"]
@@ -349,6 +349,13 @@ class _Grading:
             self.assignment, cells, self.answers, hidden, self.policy, namespace, mutant, report
         )
 
+    def run_here(self, cell: dict, namespace: dict) -> None:
+        """Run ``cell`` with the model answers in this process, where it must not fail."""
+        error = run_cell(cell, namespace)
+        if error is not None:
+            name = grade_id(cell) or "a cell without a grade_id"
+            raise HarnessError(f"{self.assignment}: with the model answers, {name} fails: {error}")
+
     def part(self, cells: list[dict], namespace: dict, selected: list[Mutant]) -> PartRun:
         """Grade ``selected`` (mutants of the part ``cells``), after checking that the model answer passes it."""
         started = time.perf_counter()
@@ -364,10 +371,10 @@ class _Grading:
 def run_mutants(assignment: str, selected: Iterable[Mutant], jobs: int = 1) -> list[PartRun]:
     """Grade each of ``selected`` (mutants of ``assignment``) by its own part's visible and hidden tests.
 
-    The notebook runs in this process, in a scratch folder, as the grader runs it (``NBGRADER_EXECUTION`` set), one
-    part at a time with the model answers. Before each part that has mutants, the part runs once in a forked
-    process with no mutant, which must pass (else :class:`HarnessError`), then once per mutant, ``jobs`` at a time.
-    Parts after the last selected mutant's are not run.
+    The notebook runs in this process, in a scratch folder, as the grader runs it (``NBGRADER_EXECUTION`` set), with
+    the model answers. A part's cells (from its first answer cell to its test cell) that have mutants run once in a
+    forked process with no mutant, which must pass (else :class:`HarnessError`), then once per mutant, ``jobs`` at a
+    time. Parts after the last selected mutant's are not run.
     """
     course = Course(REPOSITORY)
     source = source_notebook(assignment)
@@ -391,12 +398,15 @@ def run_mutants(assignment: str, selected: Iterable[Mutant], jobs: int = 1) -> l
         with (
             tempfile.TemporaryDirectory(prefix="mutants-") as scratch,
             _working_directory(Path(scratch)),
-            _environment(NBGRADER_EXECUTION="autograde"),
+            _environment(NBGRADER_EXECUTION="autograde", MPLBACKEND="Agg"),
             torch.random.fork_rng(devices=[]),
             contextlib.redirect_stdout(io.StringIO()),
         ):
-            for cell in graded_cells(with_answers(exercise_notebook(assignment), answers)):
-                cells.append(cell)
+            for cell in code_cells(with_answers(exercise_notebook(assignment), answers)):
+                if not cells and not nbgrader_metadata(cell).get("solution"):
+                    grading.run_here(cell, namespace)  # before a part's first answer: the same for every mutant
+                    continue
+                cells.append(cell)  # the part: its answer cells and what lies between them, then its test cell
                 if not nbgrader_metadata(cell).get("grade"):
                     continue
                 if grade_id(cell) in by_part:
@@ -404,9 +414,7 @@ def run_mutants(assignment: str, selected: Iterable[Mutant], jobs: int = 1) -> l
                 if not by_part:
                     break
                 for given in cells:  # the model answers, in this process: the state the next part starts from
-                    error = run_cell(given, namespace)
-                    if error is not None:
-                        raise HarnessError(f"{assignment}: the model answer fails {grade_id(given)}: {error}")
+                    grading.run_here(given, namespace)
                 cells = []
     finally:
         torch.set_num_threads(threads)

@@ -3,11 +3,11 @@
 The grader runs a submission's cells in order in one kernel; an answer cell that raises goes on to the next cell,
 a test cell passes when its visible tests raise nothing and then its hidden tests (from the source notebook) pass,
 judged in the grader's process through a :class:`transformer_course.grading.hidden.Learner`. Here the cells run
-with ``exec`` in one namespace, and the hidden tests ask that namespace through the same encoding the sandbox wall
-uses (:func:`transformer_course.grading.inside.probe.evaluate`), with the assignment's library implementations
-switched off and its forbidden operators refused. Cells without nbgrader's marks (the setup cell, plots) are left
-out. These are the course's own notebooks, so nothing here needs the sandbox: it is for tests that run the
-notebooks many times (a wrong answer in each part, a mutant of each answer).
+with ``exec`` in one namespace (all but the setup cell, which installs the package on Colab), and the hidden tests
+ask that namespace through the same encoding the sandbox wall uses
+(:func:`transformer_course.grading.inside.probe.evaluate`), with the assignment's library implementations switched
+off and its forbidden operators refused. These are the course's own notebooks, so nothing here needs the sandbox:
+it is for tests that run the notebooks many times (a wrong answer in each part, a mutant of each answer).
 """
 
 from __future__ import annotations
@@ -42,27 +42,35 @@ def with_answers(notebook: dict, answers: dict[str, str]) -> dict:
     return notebook
 
 
-def graded_cells(notebook: dict) -> list[dict]:
-    """The code cells the grader names (given, answer and test cells), in notebook order."""
-    return [cell for cell in notebook["cells"] if cell["cell_type"] == "code" and "grade_id" in nbgrader_metadata(cell)]
+def code_cells(notebook: dict) -> list[dict]:
+    """The code cells the grader runs, in notebook order: all but the setup cell that release puts first (it
+    installs the package on Colab)."""
+    return [
+        cell
+        for cell in notebook["cells"]
+        if cell["cell_type"] == "code" and "setup" not in cell.get("metadata", {}).get("tags", [])
+    ]
 
 
 def run_cell(cell: dict, namespace: dict, source: str | None = None) -> Exception | None:
     """Run ``cell`` (or ``source`` in its place) in ``namespace``: the exception it raised, or None.
 
-    A given cell that raises is the notebook's own fault, not the learner's: that error propagates."""
+    A given cell of nbgrader's (locked) that raises is the notebook's own fault, not the learner's: that error
+    propagates. An answer cell, a test cell or a cell without nbgrader's marks (a plot of the learner's results)
+    that raises goes on, as the grader does."""
     metadata = nbgrader_metadata(cell)
     try:
-        exec(compile(source_text(cell) if source is None else source, metadata["grade_id"], "exec"), namespace)
+        code = source_text(cell) if source is None else source
+        exec(compile(code, metadata.get("grade_id", "cell"), "exec"), namespace)
     except Exception as error:
-        if not (metadata.get("grade") or metadata.get("solution")):
+        if metadata.get("locked") and not metadata.get("grade"):
             raise
         return error
     return None
 
 
 def visible_test_failures(notebook: dict) -> dict[str, str]:
-    """grade_id -> "ErrorName: message" of each test cell whose visible tests fail when the notebook's graded cells
+    """grade_id -> "ErrorName: message" of each test cell whose visible tests fail when the notebook's code cells
     run in order.
 
     Runs in this process, in a namespace of its own; an answer cell that raises goes on to the next cell, as in
@@ -71,7 +79,7 @@ def visible_test_failures(notebook: dict) -> dict[str, str]:
     namespace: dict = {"__name__": "__notebook__"}
     failures = {}
     with torch.random.fork_rng(devices=[]), contextlib.redirect_stdout(io.StringIO()):
-        for cell in graded_cells(notebook):
+        for cell in code_cells(notebook):
             error = run_cell(cell, namespace)
             if error is not None and nbgrader_metadata(cell).get("grade"):
                 failures[nbgrader_metadata(cell)["grade_id"]] = f"{type(error).__name__}: {error}"

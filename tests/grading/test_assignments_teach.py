@@ -176,12 +176,12 @@ def _solution_with(assignment: str, grade_id: str, old: str, new: str) -> str:
 POSITIONAL = "03-positional-encoding"
 POSITIONAL_VARIANTS = {
     "sinusoidal-positional-encoding": """
-def sinusoidal_positional_encoding(max_positions, d_model):  # float32 throughout, exp-log frequencies, interleaved
+def sinusoidal_positional_encoding(max_positions, d_model):  # exp-log frequencies, interleaved, float64 angles
     if min(max_positions, d_model) < 1:
         raise ValueError(f"sizes must be positive, got {max_positions} and {d_model}")
-    frequencies = torch.exp(torch.arange(0, d_model, 2).float() * (-math.log(10000.0) / d_model))
-    angles = torch.outer(torch.arange(max_positions).float(), frequencies)
-    return torch.stack([angles.sin(), angles.cos()], dim=-1).flatten(1)[:, :d_model]
+    frequencies = torch.exp(torch.arange(0, d_model, 2).double() * (-math.log(10000.0) / d_model))
+    angles = torch.outer(torch.arange(max_positions).double(), frequencies)
+    return torch.stack([angles.sin(), angles.cos()], dim=-1).flatten(1)[:, :d_model].float()
 """,
     "positional-encoding-module": """
 class SinusoidalPositionalEncoding(nn.Module):
@@ -193,7 +193,7 @@ class SinusoidalPositionalEncoding(nn.Module):
     def forward(self, x, start=0):
         if start + x.shape[1] > len(self.encoding):
             raise ValueError("the sequence runs past the table")
-        return nn.functional.dropout(x + self.encoding.narrow(0, start, x.shape[1]), self.p, self.training)
+        return nn.functional.dropout(x + self.encoding.narrow(0, start, x.shape[1]).to(x.dtype), self.p, self.training)
 """,
     "equivariance-gap": """
 def equivariance_gap(encoder, x, permutation, positions=None):
@@ -253,8 +253,8 @@ POSITIONAL_DEFECTS = {
     "positional-encoding-module": _solution_with(
         POSITIONAL,
         "positional-encoding-module",
-        "return self.dropout(x + self.encoding[start:end])",
-        "return self.dropout(x + self.encoding[: x.size(1)])  # start ignored",
+        "return self.dropout(x + self.encoding[start:end].to(x.dtype))",
+        "return self.dropout(x + self.encoding[: x.size(1)].to(x.dtype))  # start ignored",
     ),
     "equivariance-gap": _solution_with(
         POSITIONAL,
@@ -307,8 +307,8 @@ POSITIONAL_VISIBLE_DEFECTS = {
     ),
     "module that drops out the positions only": (
         "positional-encoding-module",
-        "return self.dropout(x + self.encoding[start:end])",
-        "return x + self.dropout(self.encoding[start:end])",
+        "return self.dropout(x + self.encoding[start:end].to(x.dtype))",
+        "return x + self.dropout(self.encoding[start:end].to(x.dtype))",
         "test-positional-encoding-module",
     ),
     "module whose table is a parameter": (
