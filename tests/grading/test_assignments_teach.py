@@ -23,7 +23,7 @@ import io
 import pytest
 import torch
 from grading_support import CLASS_LIMITS, exercise_notebook, full_marks, grade, solution_notebook, write_submissions
-from notebook_runs import failing_visible_tests, with_answers
+from notebook_runs import failing_visible_tests, visible_test_failures, with_answers
 
 pytestmark = [pytest.mark.needs_nbgrader, pytest.mark.needs_bwrap]  # grades in the sandbox
 
@@ -923,6 +923,179 @@ def test_the_visible_tests_catch(defect):
     answers = {**solution_answers(assignment), grade_id: _solution_with(assignment, grade_id, old, new)}
     failing = failing_visible_tests(with_answers(exercise_notebook(assignment), answers))
     assert failing == {test_cell}, f"{defect}: the failing visible tests are {sorted(failing)}, expected {test_cell}"
+
+
+# Plausible mistakes that once passed every visible test of assignments 1 to 4: each now fails the visible test of
+# its own part, whose message says what was expected and what came. (assignment, answer cell, text replaced,
+# replacement, the test cell that must fail)
+PLAUSIBLE_MISTAKES = {
+    "softmax subtracts the global maximum, not each row's": (
+        "01-attention",
+        "softmax",
+        "shifted = scores - scores.max(dim=-1, keepdim=True).values",
+        "shifted = scores - scores.max()",
+        "test-softmax",
+    ),
+    "the dot-product and cosine winners swapped": (
+        "01-attention",
+        "winners",
+        "dot_winner = int(attention_scores(query_2d, keys_2d).argmax())\ncosine_winner = int(cosine_scores(",
+        "dot_winner = int(cosine_scores(query_2d, keys_2d).argmax())\ncosine_winner = int(attention_scores(",
+        "test-winners",
+    ),
+    "a tie factor typed in": (
+        "01-attention",
+        "winners",
+        "tie_factor = (query_2d @ keys_2d[0]).item() / (query_2d @ keys_2d[1]).item()",
+        "tie_factor = 4.0",
+        "test-winners",
+    ),
+    "split_heads without its ValueError": (
+        "02-multi-head-attention",
+        "split-heads",
+        "if d_model % num_heads != 0:",
+        "if False:",
+        "test-split-heads",
+    ),
+    "the single head unscaled": (
+        "02-multi-head-attention",
+        "two-head-example",
+        "tc.scaled_dot_product_attention(single_query[None, :], single_keys, single_values)",
+        "tc.scaled_dot_product_attention(single_query[None, :] * 2, single_keys, single_values)  # sqrt(4) undone",
+        "test-two-head-example",
+    ),
+    "the heads' scores divided by d_k": (
+        "02-multi-head-attention",
+        "two-head-example",
+        "tc.scaled_dot_product_attention(head_queries[:, None, :], head_keys, head_values)",
+        "tc.scaled_dot_product_attention(head_queries[:, None, :] / math.sqrt(2), head_keys, head_values)",
+        "test-two-head-example",
+    ),
+    "the dominant tokens by the smallest weight": (
+        "02-multi-head-attention",
+        "effective-resolution",
+        "head_weights.argmax(dim=-1)",
+        "head_weights.argmin(dim=-1)",
+        "test-effective-resolution",
+    ),
+    "the single head's share of the last token, not of dog": (
+        "02-multi-head-attention",
+        "effective-resolution",
+        "dog_share_single_head = single_weights[0].item()",
+        "dog_share_single_head = single_weights[-1].item()",
+        "test-effective-resolution",
+    ),
+    "the best head's share of dog read in the first head": (
+        "02-multi-head-attention",
+        "effective-resolution",
+        "dog_share_best_head = head_weights[:, 0].max().item()",
+        "dog_share_best_head = head_weights[0, 0].item()  # the first head's",
+        "test-effective-resolution",
+    ),
+    "the base layer's count without W^O": (
+        "02-multi-head-attention",
+        "parameter-counts",
+        "parameters_base = multi_head_parameter_count(512, 8)",
+        "parameters_base = 3 * 512 * 512 + 3 * 512",
+        "test-parameter-counts",
+    ),
+    "the base layer's count without biases": (
+        "02-multi-head-attention",
+        "parameter-counts",
+        "parameters_base = multi_head_parameter_count(512, 8)",
+        "parameters_base = 4 * 512 * 512",
+        "test-parameter-counts",
+    ),
+    "BERT-base's heads of one layer": (
+        "02-multi-head-attention",
+        "parameter-counts",
+        "bert_base_heads = 12 * 12",
+        "bert_base_heads = 12",
+        "test-parameter-counts",
+    ),
+    "BERT-base's attention parameters of one layer": (
+        "02-multi-head-attention",
+        "parameter-counts",
+        "bert_base_attention_parameters = 12 * multi_head_parameter_count(768, 12)",
+        "bert_base_attention_parameters = multi_head_parameter_count(768, 12) * 10",
+        "test-parameter-counts",
+    ),
+    "one head's W_i^Q counted as the whole W^Q": (
+        "02-multi-head-attention",
+        "parameter-counts",
+        "query_matrix_per_head = 512 * (512 // 8)",
+        "query_matrix_per_head = 512 * 512 // 2",
+        "test-parameter-counts",
+    ),
+    "the count said to depend on the heads": (
+        "02-multi-head-attention",
+        "parameter-counts",
+        "depends_on_heads = len(set(parameters_by_heads.values())) > 1",
+        "depends_on_heads = True",
+        "test-parameter-counts",
+    ),
+    "the table's angles in float32": (
+        POSITIONAL,
+        "sinusoidal-positional-encoding",
+        "dtype=torch.float64",
+        "dtype=torch.float32",
+        "test-sinusoidal-positional-encoding",
+    ),
+    "the module refuses a sequence that ends exactly at the table's end": (
+        POSITIONAL,
+        "positional-encoding-module",
+        "if end > self.encoding.size(0):",
+        "if end >= self.encoding.size(0):",
+        "test-positional-encoding-module",
+    ),
+    "the module returns float32 for any input": (
+        POSITIONAL,
+        "positional-encoding-module",
+        "self.encoding[start:end].to(x.dtype)",
+        "self.encoding[start:end]",
+        "test-positional-encoding-module",
+    ),
+    "the embeddings scaled by d_model": (
+        POSITIONAL,
+        "embedding-scale",
+        "root_mean_square(vectors * math.sqrt(d_model))",
+        "root_mean_square(vectors * d_model)",
+        "test-embedding-scale",
+    ),
+    "the allowed positions read from 0": (
+        "04-masks",
+        "finite-c",
+        "example_allowed[[position - 1 for position in (2, 4, 7)]] = True",
+        "example_allowed[[2, 4, 6]] = True  # positions 2 and 4, and the last",
+        "test-finite-c",
+    ),
+    "the block mask split 4 + 4": (
+        "04-masks",
+        "mask-graph",
+        "block_mask[:3, :3] = True\nblock_mask[3:, 3:] = True",
+        "block_mask[:4, :4] = True\nblock_mask[4:, 4:] = True",
+        "test-mask-graph",
+    ),
+    "the window mask of radius 2": (
+        "04-masks",
+        "mask-graph",
+        "window_mask = (positions[:, None] - positions[None, :]).abs() <= 1",
+        "window_mask = (positions[:, None] - positions[None, :]).abs() <= 2",
+        "test-mask-graph",
+    ),
+}
+
+
+@pytest.mark.parametrize("mistake", sorted(PLAUSIBLE_MISTAKES))
+def test_a_plausible_mistake_fails_its_own_visible_test_saying_what_was_expected_and_what_came(mistake):
+    assignment, grade_id, old, new, test_cell = PLAUSIBLE_MISTAKES[mistake]
+    answers = {**solution_answers(assignment), grade_id: _solution_with(assignment, grade_id, old, new)}
+    failures = visible_test_failures(with_answers(exercise_notebook(assignment), answers))
+    assert set(failures) == {test_cell}, f"{mistake}: the failing visible tests are {failures}, expected {test_cell}"
+    message = failures[test_cell].lower()
+    assert "expected" in message and "got" in message, (
+        f"{mistake}: the failure should say what was expected and what came; it says {failures[test_cell]!r}"
+    )
 
 
 # ----------------------------------------------------------------------------- assignment 7
