@@ -13,14 +13,15 @@ with the mutant in place of the model answer. Its verdict is
 - ``survived``: every test of its part passes.
 
 A part is a test cell and the answer cells since the test cell before it (``solutions/*/grading.yml`` and the
-notebooks' structure: each test cell grades the answers above it). A mutant that survives may be *equivalent*:
-it computes what the model answer computes (``x.sum(-1)`` for ``x.sum(-1, keepdim=True)`` where the sum is then
-indexed, say). Those are listed, each with the reason, in ``benchmarks/mutants.yml``, a reviewed file; so are
-the mutants that only the hidden tests catch, with the reason a visible test does not. The score of an
-assignment is the share of its non-equivalent mutants that a visible test of their own part kills.
+notebooks' structure: each test cell grades the answers above it). A mutant that survives may be *equivalent*: it
+does what the part asks just as the model answer does (``x.sum(dim=+1)`` for ``x.sum(dim=-1)`` on a matrix, say).
+Those are listed, each with the reason, in ``benchmarks/mutants.yml``, a reviewed file; so are the few that only
+the hidden tests catch, with the reason a visible test should not. The score of an assignment is the share of its
+non-equivalent mutants that a visible test of their own part kills.
 
-Each mutant runs in a process forked from the notebook's state just before its part, so a part's earlier cells run
-once, and nothing a mutant does (a parameter trained in place, a global seed drawn from) reaches another.
+Each mutant runs in a process forked from the notebook's state just before its part's first answer cell, so the
+cells before it run once, and nothing a mutant does (a parameter trained in place, a global seed drawn from, a
+checkpoint written) reaches another.
 """
 
 from __future__ import annotations
@@ -57,7 +58,6 @@ from transformer_course.grading.policy import GradingPolicy
 REPOSITORY = Path(__file__).resolve().parents[1]
 REVIEWED = REPOSITORY / "benchmarks" / "mutants.yml"
 BEGIN_SOLUTION, END_SOLUTION = "### BEGIN SOLUTION", "### END SOLUTION"
-VERDICTS = ("visible", "hidden", "survived")
 # A mutant's part may run this many times as long as the model answer's before it counts as timed out (and at
 # least MINIMUM_TIMEOUT seconds): a loop whose step a mutant reversed never ends.
 TIMEOUT_FACTOR, MINIMUM_TIMEOUT = 20, 20.0
@@ -88,7 +88,7 @@ class Mutant:
 
 @dataclass
 class Verdict:
-    verdict: str  # one of VERDICTS
+    verdict: str  # "visible", "hidden" or "survived" (see the module's docstring), or "error": the runner's own fault
     message: str = ""  # the first line of the failure that killed it
     timed_out: bool = False
 
