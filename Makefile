@@ -2,6 +2,8 @@
 #   make book       install the pinned environment into .venv, then build the book into _build/html
 #                   (English; its pages executed two at a time first) and _build/html/zh_CN (Chinese,
 #                   from the same source and execution)
+#   make pdf        after make book: the book as PDF, _build/pdf/attention-is-all-you-need.pdf and
+#                   ...-zh_CN.pdf, from the same execution (XeLaTeX: the Debian packages README names)
 #   make test       run the test suite in that environment
 #   make catalogs   after an English change: the translation catalogs follow the pages (README)
 #   make grading    an instructor's grading machine: the grading environment alone (no book) into .venv,
@@ -11,12 +13,17 @@ PYTHON := $(VENV)/bin/python
 # PyTorch's own index of CPU-only builds: a sixth of the CUDA build's download, and what grading runs on.
 TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
 
-.PHONY: book test catalogs grading clean
+.PHONY: book pdf test catalogs grading clean
 
 book: $(VENV)/.installed
 	$(PYTHON) -m transformer_course.book_programs.editions execute
 	$(VENV)/bin/jupyter-book build .
 	$(PYTHON) -m transformer_course.book_programs.editions build
+
+# `editions execute` runs nothing after make book; without it the LaTeX build would execute the pages itself.
+pdf: $(VENV)/.installed
+	$(PYTHON) -m transformer_course.book_programs.editions execute
+	$(PYTHON) -m transformer_course.book_programs.pdf_editions
 
 catalogs: $(VENV)/.installed
 	$(PYTHON) -m transformer_course.book_programs.editions catalogs

@@ -5,6 +5,7 @@ They need nbgrader: where it is missing, a test module that imports this one is 
 from __future__ import annotations
 
 import copy
+import csv
 import json
 import os
 import re
@@ -77,6 +78,22 @@ def run_nbgrader(folder: Path, *arguments: str) -> subprocess.CompletedProcess:
         text=True,
         env={**os.environ, "PATH": path},
     )
+
+
+def run_command(course: Course, *arguments: str) -> subprocess.CompletedProcess:
+    """``transformer-course ARGUMENTS --course-root COURSE`` in a fresh interpreter, as an instructor types it."""
+    return subprocess.run(
+        [sys.executable, "-m", "transformer_course.cli", *arguments, "--course-root", str(course.root)],
+        capture_output=True,
+        text=True,
+        cwd=course.root,
+    )
+
+
+def csv_rows(path: Path) -> dict[str, dict]:
+    """A grades CSV as student id → its row."""
+    with open(path, newline="", encoding="utf-8") as file:
+        return {row["student_id"]: row for row in csv.DictReader(file)}
 
 
 def copy_course(target: Path) -> Course:

@@ -32,7 +32,7 @@ LAYER_MARKERS = ("needs_nbgrader", "needs_bwrap", "book", "slow")
 # Seconds a unit test may take: the slowest take a few, and about 20 on a machine four times overcommitted.
 UNIT_TIMEOUT = 60
 
-NBGRADER_MISSING = "needs nbgrader, the grading extra: pip install 'transformer-course[grading]'"
+NBGRADER_MISSING = 'needs nbgrader, the grading extra: pip install -e ".[grading]" from the repository'
 BWRAP_MISSING = "needs bubblewrap for the grading sandbox: apt-get install bubblewrap"
 
 

@@ -19,11 +19,13 @@ import pytest
 import torch
 
 import transformer_course as tc
-from transformer_course.book_programs import diagrams, edition_figures, mechanisms
+from transformer_course.book_programs import diagrams, edition_figures, experiments, mechanisms
 from transformer_course.book_programs.edition_figures import (
     EditionImages,
+    html_type,
     mime_type,
     picture_in_every_language,
+    table_in_every_language,
 )
 from transformer_course.book_programs.figure_descriptions import METADATA_KEY
 
@@ -42,6 +44,79 @@ def _attention_and_x():
     return tc.MultiHeadAttention(8, 2), torch.randn(1, 5, 8)
 
 
+def _variants():
+    """A small Table 3 record's variants, as ``transformer-course variations`` writes them: the base first."""
+
+    def variant(row, parameters, setting, paper_perplexity, perplexities, exact_matches):
+        runs = {
+            str(seed): {"perplexity": p, "exact_match": e}
+            for seed, (p, e) in enumerate(zip(perplexities, exact_matches))
+        }
+        spread = {
+            metric: {"mean": sum(values) / 3, "min": min(values), "max": max(values)}
+            for metric, values in (("perplexity", perplexities), ("exact_match", exact_matches))
+        }
+        return {
+            "row": row,
+            "parameters": parameters,
+            "runs": runs,
+            **spread,
+            "paper": {"setting": setting, "perplexity": paper_perplexity, "bleu": 25.8},
+        }
+
+    return {
+        "base": variant("base", 1200, "base", 4.92, [1.6, 1.7, 1.8], [12.0, 15.5, 19.0]),
+        "N=1": variant("C", 700, "N=2", 6.11, [1.4, 1.45, 1.5], [14.0, 20.0, 26.0]),
+        "learned positions": variant("E", 1500, "positional embedding", 4.92, [2.1, 2.3, 2.5], [0.0, 1.0, 2.0]),
+    }
+
+
+def _table2_records():
+    """Small Table 2 records of both tasks, as ``transformer-course table2`` writes them."""
+
+    def model(parameters, flops, steps, quality):
+        runs = {str(seed): {"training_flops": flops * s, "test": quality} for seed, s in enumerate(steps)}
+        spread = {
+            "mean": sum(steps) / len(steps),
+            "min": min(steps),
+            "max": max(steps),
+            "std": 1.0 if len(steps) > 1 else None,
+        }
+        metric = next(iter(quality))
+        return {
+            "parameters": parameters,
+            "runs": runs,
+            "steps": spread,
+            "cpu_minutes": {"mean": 1.02},
+            "update_flops": flops,
+            "training_flops": {"mean": flops * spread["mean"]},
+            "test": {metric: {"mean": quality[metric], "min": quality[metric], "max": quality[metric], "std": None}},
+        }
+
+    return {
+        "numbers": {
+            "settings": {"minutes": 1},
+            "models": {
+                "Transformer": model(2400, 2.0e9, [360, 380], {"exact_match": 74.0}),
+                "GRU with attention": model(1200, 1.0e9, [500, 520], {"exact_match": 99.5}),
+            },
+        },
+        "multi30k": {
+            "settings": {"minutes": 20},
+            "models": {
+                "Transformer": model(24000, 5.6e10, [472], {"sacrebleu": 21.9}),
+                "GRU with attention": model(27000, 3.8e10, [604], {"sacrebleu": 21.2}),
+            },
+        },
+    }
+
+
+TABLE2_METRICS = {"numbers": "exact_match", "multi30k": "sacrebleu"}
+PAPER_ROWS = [
+    {"model": "GNMT + RL", "bleu_en_de": 24.6, "bleu_en_fr": 39.92, "flops_en_de": 2.3e19, "flops_en_fr": 1.4e20},
+    {"model": "Transformer (base)", "bleu_en_de": 27.3, "bleu_en_fr": 38.1, "flops_en_de": 3.3e18},
+]
+
 # Every drawing function with words, with arguments the book gives it.
 DRAWINGS = {
     "figure 1": lambda language: diagrams.draw_figure_1({"decoding", "attention"}, language=language).figure,
@@ -53,6 +128,14 @@ DRAWINGS = {
     "batch padding": lambda language: mechanisms.draw_batch_padding(
         [[5, 6, 7], [8, 9], [5, 6, 7, 8, 9], [4], [4, 5, 6, 7]], max_tokens=10, language=language
     ),
+    "decoder masks": lambda language: mechanisms.draw_decoder_masks(
+        torch.tensor([[7, 3, 9, 0], [5, 8, 0, 0]]), pad_id=0, sentence=1, language=language
+    ),
+    "mask graphs": lambda language: mechanisms.draw_mask_graphs(
+        {"encoder": torch.ones(4, 4, dtype=torch.bool), "causal": tc.causal_mask(4)},
+        {"encoder": 4.0, "causal": 4.0},
+        language=language,
+    ),
     "beam tree": lambda language: mechanisms.draw_beam_tree(
         [{"origin": [0, 0], "token": [5, 6], "score": [-0.1, -2.3], "finished": [False, False],
           "was_finished": [False]},
@@ -60,7 +143,18 @@ DRAWINGS = {
           "was_finished": [False, False]}],
         label=str, language=language,
     ),
+    "seed scores": lambda language: experiments.draw_seed_scores(_variants(), language=language),
+    "quality against cost": lambda language: experiments.draw_quality_against_cost(
+        _table2_records(), TABLE2_METRICS, PAPER_ROWS, language=language
+    ),
 }  # fmt: skip
+
+# Every table with words, with arguments the book gives it.
+TABLES = {
+    "table 3": lambda language: experiments.table_3(_variants(), steps=200, seeds=3, language=language),
+    "table 2 runs": lambda language: experiments.table_2_runs(_table2_records(), TABLE2_METRICS, language=language),
+    "table 2 paper": lambda language: experiments.table_2_paper(PAPER_ROWS, language=language),
+}
 
 
 @functools.cache
@@ -78,7 +172,9 @@ def _numbers(texts: tuple[str, ...]) -> list[str]:
     return sorted(number for text in texts for number in re.findall(r"\d+(?:\.\d+)?%?", text))
 
 
-@pytest.mark.parametrize("table", [diagrams.WORDS, mechanisms.WORDS], ids=["diagrams", "mechanisms"])
+@pytest.mark.parametrize(
+    "table", [diagrams.WORDS, mechanisms.WORDS, experiments.WORDS], ids=["diagrams", "mechanisms", "experiments"]
+)
 def test_every_language_has_every_word_with_the_same_blanks(table):
     def blanks(text: str) -> list[str]:
         # {plural} is English grammar ("1 layer", "4 layers"): a language without plurals leaves it out.
@@ -103,6 +199,46 @@ def test_the_chinese_figure_speaks_chinese(name):
     chinese = _texts(name, "zh_CN")
     assert any(CJK.search(text) for text in chinese), f"{name}: no Chinese word in {chinese}"
     assert not any(CJK.search(text) for text in _texts(name, "en")), f"{name}: Chinese in English"
+
+
+def _cells(table: str) -> list[str]:
+    return re.findall(r"<t[dh][^>]*>(.*?)</t[dh]>", table)
+
+
+@pytest.mark.parametrize("name", TABLES)
+def test_the_chinese_table_holds_the_numbers_of_the_english_one_in_chinese(name):
+    english, chinese = (_cells(TABLES[name](language)) for language in ("en", "zh_CN"))
+    assert len(english) == len(chinese), f"{name}: the two tables have different cells"
+    assert _numbers(tuple(chinese)) == _numbers(tuple(english)), f"{name}: the numbers differ between the languages"
+    assert any(CJK.search(cell) for cell in chinese), f"{name}: no Chinese word in {chinese}"
+    assert not any(CJK.search(cell) for cell in english), f"{name}: Chinese in the English table"
+
+
+def test_the_small_table_3_puts_in_bold_only_the_means_of_variants_beyond_every_seed_of_the_base():
+    table = experiments.table_3(_variants(), steps=200, seeds=3)
+    assert "<b>1.450</b>" in table and "<b>2.300</b>" in table, "both variants lie beyond the base on perplexity"
+    assert "<b>1.0</b>" in table, "learned positions' exact matches (0 to 2) lie below the base's (12 to 19)"
+    assert table.count("<b>") == 3, "N=1's exact matches (14 to 26) overlap the base's, and the base is never bold"
+
+
+def test_one_output_holds_each_languages_table_under_its_own_type_and_the_english_one_as_text():
+    bundle = table_in_every_language(experiments.table_2_paper, PAPER_ROWS)._repr_mimebundle_()
+    assert set(bundle) == {"text/html", html_type("zh_CN"), "text/plain"}
+    assert "英德" in bundle[html_type("zh_CN")] and "英德" not in bundle["text/html"]
+    assert bundle["text/plain"].splitlines()[:2] == [
+        "model (paper) | BLEU EN-DE | BLEU EN-FR | FLOPs EN-DE | FLOPs EN-FR",
+        "GNMT + RL | 24.6 | 39.92 | 2.3e+19 | 1.4e+20",
+    ]
+
+
+def test_the_renderer_shows_a_table_of_the_pages_language_as_html():
+    class Renderer(_Renderer):
+        def render_text_html(self, data):
+            return [("raw html", data.mime_type, data.content)]
+
+    shown = EditionImages.handle_mime(Renderer("zh_CN"), _MimeData(html_type("zh_CN"), "<table>表</table>"), False)
+    assert shown == [("raw html", "text/html", "<table>表</table>")]
+    assert EditionImages.handle_mime(Renderer("zh_CN"), _MimeData("text/html", "<table></table>"), False) is None
 
 
 def test_an_unknown_language_is_named_with_the_ones_there_are():

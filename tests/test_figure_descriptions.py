@@ -178,3 +178,29 @@ def test_grouped_bars_are_named_by_their_category_and_a_long_list_is_cut_in_the_
     described = describe(ax.figure)
     assert "smoothed: 0 0, 1 0.1, 2 0.2" in described.alt and "and 8 more" in described.alt
     assert len(described.tables[0].rows) == 20
+
+
+def _mask_figure(language="en"):
+    from transformer_course.book_programs.mechanisms import add_mask_key, draw_mask
+
+    figure, ax = plt.subplots()
+    image = draw_mask(torch.tensor([[True, False, False], [True, True, False]]), ax)
+    ax.set_xticks(range(3), ["a", "b", "c"])
+    ax.set_yticks(range(2), ["a", "b"])
+    add_mask_key(image, ax, language)
+    return figure
+
+
+def test_a_heat_map_whose_colours_a_key_names_is_read_in_the_keys_words():
+    description = describe(_mask_figure())
+    assert description.alt == "Figure, heat map: 2 × 3 cells: 3 blocked, 3 may attend."
+    assert "may attend, row by row: a → a; b → a, b" in description.details[0]
+    assert description.tables[0].rows == [
+        ["a", "may attend", "blocked", "blocked"],
+        ["b", "may attend", "may attend", "blocked"],
+    ]
+
+
+def test_a_key_says_which_shade_each_word_names():
+    assert describe(_mask_figure()).details[-1] == "colour key: blocked (light), may attend (dark)."
+    assert describe(_mask_figure("zh_CN"), "zh_CN").details[-1] == "颜色图例：被屏蔽（浅色），可以关注（深色）。"

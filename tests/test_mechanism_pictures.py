@@ -174,3 +174,47 @@ def test_the_beam_tree_draws_every_kept_hypothesis_with_its_score(tiny_model):
             returned.append(f"t{step['token'][rank]}\n{step['score'][rank]:.2f}")
         rank = step["origin"][rank]
     assert coloured == returned[::-1] and "3 beams" in ax.get_title()
+
+
+def test_decoder_masks_are_the_packages_masks_in_the_mask_colours():
+    tokens, pad_id = torch.tensor([[7, 3, 9, 0, 0], [5, 8, 4, 6, 2]]), 0
+    fig = mechanisms.draw_decoder_masks(tokens, pad_id, sentence=0)
+    padding, causal, target = fig.axes[:3]
+    np.testing.assert_array_equal(_image(padding), tc.padding_mask(tokens, pad_id)[0, 0].expand(5, 5).float())
+    np.testing.assert_array_equal(_image(causal), tc.causal_mask(5).float())
+    np.testing.assert_array_equal(_image(target), tc.padding_and_causal_mask(tokens, pad_id)[0, 0].float())
+    assert [label.get_text() for label in target.get_xticklabels()] == ["7", "3", "9", "0", "0"]
+    for ax in (padding, causal, target):  # False white, True dark: the colours of MASK_COLOURS, in that order
+        image = ax.images[0]
+        assert [to_hex(image.to_rgba(value)) for value in (0.0, 1.0)] == [to_hex(c) for c in mechanisms.MASK_COLOURS]
+
+
+def test_every_mask_picture_has_a_key_naming_its_two_colours():
+    masks = {"causal": tc.causal_mask(4), "block": tc.block_diagonal_mask(4, block_size=2)}
+    for fig in (
+        mechanisms.draw_decoder_masks(torch.tensor([[4, 5, 0]]), 0),
+        mechanisms.draw_mask_graphs(masks, {"causal": 4.0, "block": 0.0}),
+    ):
+        (key,) = [ax._colorbar for ax in fig.axes if getattr(ax, "_colorbar", None) is not None]
+        assert list(key.get_ticks()) == [0, 1]
+        assert [label.get_text() for label in key.ax.get_yticklabels()] == ["blocked", "may attend"]
+
+
+def test_mask_graphs_draw_each_mask_over_its_undirected_graph_with_its_lambda_2():
+    n = 5
+    masks = {"causal": tc.causal_mask(n), "local window": tc.local_window_mask(n, radius=1)}
+    fig = mechanisms.draw_mask_graphs(masks, {"causal": 5.0, "local window": 0.382})
+    panels = [ax for ax in fig.axes if getattr(ax, "_colorbar", None) is None]
+    matrices, graphs = panels[:2], panels[2:]  # the first row, then the second
+    for ax, (name, mask) in zip(matrices, masks.items()):
+        np.testing.assert_array_equal(_image(ax), mask.float())
+        assert ax.get_title() == f"{name} mask"
+    edges = [len(ax.lines) for ax in graphs]
+    assert edges == [n * (n - 1) // 2, n - 1]  # causal: every pair joined one way; a window: a path
+    assert [ax.get_title() for ax in graphs] == ["$\\lambda_2$ = 5.000", "$\\lambda_2$ = 0.382"]
+
+
+def test_a_mask_that_is_not_a_two_dimensional_bool_is_refused():
+    _, ax = plt.subplots()
+    with pytest.raises(ValueError, match=r"2-D bool mask, got torch.float32 of shape \(3, 3\)"):
+        mechanisms.draw_mask(torch.ones(3, 3), ax)

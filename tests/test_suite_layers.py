@@ -33,7 +33,7 @@ def test_every_test_of_a_module_that_needs_nbgrader_is_marked_so():
         for path in sorted(TESTS.rglob("test_*.py"))
         if any(sign in path.read_text(encoding="utf-8") for sign in NEEDS_NBGRADER_MODULE)
     ]
-    assert len(modules) > 5, modules
+    assert modules, "no test module needs nbgrader: the check below would check nothing"
     collected = subprocess.run(
         [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:suite_layers", "-p", "no:cacheprovider",
          "-m", "not needs_nbgrader", *modules],

@@ -4,6 +4,7 @@ numbers, formulas, code, citations and link targets of its English source."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -110,12 +111,14 @@ def test_every_translation_keeps_the_bold_and_italics_of_its_source(case):
     assert not lost, f"bold or italics lost (put a space between the Chinese and the **): {lost[:5]}"
 
 
-# The Chinese edition's terminology (book/locale/zh_CN/TERMS.md): one Chinese term for each English one.
+# The Chinese edition's terminology (book/locale/zh_CN/TERMS.md): one Chinese term for each English one, in every
+# catalog (the chapters, the intro, the glossary and the exercise pages) and every Chinese learner notebook.
 TERMS = ROOT / LOCALE / "zh_CN" / "TERMS.md"
-TERM_PAGES = [  # the chapters, intro included, and the exercise pages (the glossary pairs the two terms itself)
-    page for page in toc_pages(ROOT) if Path(page).name not in {"glossary", "bibliography"}
-]
+TERM_PAGES = toc_pages(ROOT)
+GLOSSARY = "book/glossary"  # the one page that may name zh.d2l.ai's word beside the course's
+CHINESE_NOTEBOOKS = sorted(ROOT.glob("exercises/*/zh_CN/*.ipynb"))
 NOT_PROSE = [ROLE, DISPLAY_MATH, INLINE_MATH, INLINE_CODE, LINK_ADDRESS]
+COUNT_UNITS = {"million"}  # after a number written out, Chinese writes the count in its own unit (6500 万)
 
 
 def terminology() -> list[tuple[str, str, list[str], str]]:
@@ -137,8 +140,62 @@ def english_prose(message: str) -> str:
     return message
 
 
+def translated_prose(message: str) -> str:
+    """A translation without its math, code and link addresses; its roles kept whole (a glued count's ` M)."""
+    roles: list[str] = []
+
+    def set_aside(match: re.Match) -> str:
+        roles.append(match.group(0))
+        return f"\0{len(roles) - 1}\0"
+
+    protected = ROLE.sub(set_aside, message)
+    for pattern in (DISPLAY_MATH, INLINE_MATH, INLINE_CODE, LINK_ADDRESS):
+        protected = pattern.sub(" ", protected)
+    return re.sub("\0(\\d+)\0", lambda match: roles[int(match.group(1))], protected)
+
+
 def mentions(english: str, prose: str) -> bool:
     return re.search(rf"\b{re.escape(english)}(?:e?s)?\b", prose, re.IGNORECASE) is not None
+
+
+def needs_term(english: str, prose: str) -> bool:
+    """Whether ``prose`` mentions the term where its translation must use the table's Chinese term: a count's
+    unit (million parameters) written after a number written out is the translation's to convert (6500 万)."""
+    for match in re.finditer(rf"\b{re.escape(english)}(?:e?s)?\b", prose, re.IGNORECASE):
+        if english.split()[0].lower() in COUNT_UNITS and re.search(r"\d\s*$", prose[: match.start()]):
+            continue
+        return True
+    return False
+
+
+def missing_terms(english: str, chinese: str) -> list[str]:
+    """The table's Chinese terms that a translation of ``english`` lacks. A term inside a longer one of the table
+    (batch in batch normalisation) is that term's to translate."""
+    if not chinese or chinese == english:
+        return []  # a formula or a name, the same in both editions
+    prose = english_prose(english)
+    rows = terminology()
+    missing = []
+    for term, word, _, _ in rows:
+        own = prose
+        for longer, _, _, _ in rows:
+            if longer != term and mentions(term, longer):
+                own = re.sub(rf"\b{re.escape(longer)}(?:e?s)?\b", " ", own, flags=re.IGNORECASE)
+        if needs_term(term, own) and word not in chinese:
+            missing.append(f"{term} → {word}: {chinese[:50]!r}")
+    return missing
+
+
+def avoided_variants(chinese: str, page: str = "", english: str = "") -> list[str]:
+    """The avoided variants of TERMS.md that a translation's prose uses (the glossary may name zh.d2l.ai's word)."""
+    if chinese == english:
+        return []  # a formula or a name, the same in both editions
+    prose = translated_prose(chinese)
+    found = []
+    for _, word, avoided, d2l in terminology():
+        text = prose.replace(d2l, " ") if page == GLOSSARY and d2l else prose
+        found += [f"{pattern} (say {word}): {chinese[:50]!r}" for pattern in avoided if re.search(pattern, text)]
+    return found
 
 
 def test_the_terminology_table_gives_each_english_term_one_chinese_term():
@@ -156,31 +213,61 @@ def test_an_entry_that_mentions_a_term_is_checked_for_its_chinese_term():
     assert mentions("cell", "the next cells")
 
 
+def test_a_count_written_out_may_take_its_chinese_unit_and_a_glued_one_the_tables():
+    glued = "The base has {glue:text}`05-residuals-layernorm.md::base_millions:.1f` million parameters."
+    assert missing_terms(glued, "基础模型有 {glue:text}`05-residuals-layernorm.md::base_millions:.1f` 万个参数。")
+    assert not missing_terms(glued, "基础模型有 {glue:text}`05-residuals-layernorm.md::base_millions:.1f` 百万个参数。")
+    assert not missing_terms("Table 3 gives 65 million parameters.", "论文的表 3 给出的是 6500 万个参数。")
+    assert avoided_variants("65 百万个参数"), "a written-out number before 百万 is the literal case the row avoids"
+    assert avoided_variants("{glue:text}`p.md::millions:.1f` M 个参数"), "a glued count followed by M"
+
+
+def test_a_term_inside_a_longer_one_is_the_longer_ones_to_translate():
+    assert not missing_terms("Batch normalisation averages over the batch.", "批归一化在整个批量上求平均。")
+    assert missing_terms("Batch normalisation averages over the batch.", "批归一化在整个批次上求平均。")
+
+
+def test_code_and_math_are_not_held_to_the_prose_terms():
+    assert not avoided_variants("把 `logits` 传给 `F.cross_entropy(logits, target)`，再对 logit 取 softmax。")
+    assert avoided_variants("使其 logits 一开始就很小。")
+    assert not avoided_variants("LSTM 层由 1,024 个单元组成"), "an LSTM's units are counted, not cells"
+    assert avoided_variants("先运行设置单元。")
+
+
 @pytest.mark.parametrize("page", TERM_PAGES)
 def test_every_translation_uses_the_terminology_tables_chinese_term(page):
-    missing = []
-    for message in messages("zh_CN", page):
-        if not message.string or message.string == message.id:
-            continue  # a formula or a name, the same in both editions
-        prose = english_prose(message.id)
-        missing += [
-            f"{english} → {chinese}: {message.string[:50]!r}"
-            for english, chinese, _, _ in terminology()
-            if mentions(english, prose) and chinese not in message.string
-        ]
+    missing = [problem for message in messages("zh_CN", page) for problem in missing_terms(message.id, message.string)]
     assert not missing, f"{len(missing)} translations without the table's term (TERMS.md): {missing[:5]}"
 
 
 @pytest.mark.parametrize("page", TERM_PAGES)
 def test_no_translation_uses_an_avoided_variant_of_a_term(page):
     found = [
-        f"{pattern} (say {chinese}): {message.string[:50]!r}"
-        for message in messages("zh_CN", page)
-        for _, chinese, avoided, _ in terminology()
-        for pattern in avoided
-        if re.search(pattern, message.string)
+        problem for message in messages("zh_CN", page) for problem in avoided_variants(message.string, page, message.id)
     ]
     assert not found, f"{len(found)} translations use a variant TERMS.md avoids: {found[:5]}"
+
+
+def _markdown_cells(path: Path) -> list[str]:
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    return ["".join(cell["source"]) if cell["cell_type"] == "markdown" else "" for cell in cells]
+
+
+def test_every_exercise_has_a_chinese_learner_notebook():
+    assert len(CHINESE_NOTEBOOKS) == len([page for page in TERM_PAGES if page.startswith("exercises/")])
+
+
+@pytest.mark.parametrize("notebook", CHINESE_NOTEBOOKS, ids=lambda path: path.parent.parent.name)
+def test_every_chinese_learner_notebook_keeps_to_the_terminology_table(notebook):
+    """The Markdown cells of a Chinese notebook against its English one's, cell by cell (release keeps the cells)."""
+    english, chinese = _markdown_cells(notebook.parent.parent / notebook.name), _markdown_cells(notebook)
+    assert len(english) == len(chinese), f"{notebook.name}: the Chinese notebook has other cells than the English one"
+    problems = [
+        problem
+        for source, translation in zip(english, chinese)
+        for problem in missing_terms(source, translation) + avoided_variants(translation, english=source)
+    ]
+    assert not problems, f"{len(problems)} cells break TERMS.md: {problems[:5]}"
 
 
 def test_the_chinese_glossary_names_zh_d2l_ais_word_where_it_differs():

@@ -1,13 +1,13 @@
 """The course book's own Sphinx extension (registered in ``_config.yml`` under ``sphinx.local_extensions``).
 
-It does nine things:
+It does ten things:
 
-1. **MathJax from the site itself.** Sphinx loads MathJax from a CDN by default, so a reader
-   offline (or a build checked on a closed network) sees raw ``$$`` instead of equations. The
-   PyPI package ``django-static-mathjax`` ships MathJax 3.2.2 as package data (a top-level
-   ``mathjax`` package; Django is not needed). Its ``es5/`` directory is copied into the site as
-   ``_static/mathjax/`` and ``mathjax_path`` points at the copy, so every page loads MathJax, its
-   fonts and its extensions from the book's own server.
+1. **MathJax 4 from the site itself, speaking.** Sphinx loads MathJax from a CDN by default, so a
+   reader offline (or a build checked on a closed network) sees raw ``$$`` instead of equations.
+   ``transformer_course.book_programs.mathjax`` fetches MathJax 4 and its font from the npm registry
+   once (checked), and after an HTML build copies them into the site as ``_static/mathjax/``;
+   ``mathjax_path`` points at the copy and ``window.MathJax`` at its fonts. MathJax 4's accessibility
+   extensions are on: every equation is spoken by a screen reader and explored by keyboard.
 
 2. **Colab buttons only where Colab can open the page.** sphinx-book-theme gives every notebook
    page a "Colab" launch button that opens the page's source file from the repository. The
@@ -21,19 +21,22 @@ It does nine things:
    once under ``''``; the second ``const`` declaration is a JavaScript error on every page. The
    duplicate is dropped.
 
-4. **A link to the page's twin in the other edition.** The Chinese edition is built from the same
-   source into ``zh_CN/`` under the English site (``transformer_course.book_programs.editions``);
-   every page of either starts with a link to the same page in the other language, and names it
-   in its head (``<link rel="alternate" hreflang=...>``).
+4. **A link to the page's twin in the other edition, and to the edition's PDF.** The Chinese edition
+   is built from the same source into ``zh_CN/`` under the English site
+   (``transformer_course.book_programs.editions``); every page of either starts with a link to the
+   same page in the other language, and names it in its head (``<link rel="alternate" hreflang=...>``),
+   then with a link to the whole edition as PDF, which ``make pdf`` writes into the site's ``pdf/``
+   (``transformer_course.book_programs.pdf_editions``; its name is the edition's LaTeX target).
 
 5. **A bibliography screen readers can list.** docutils writes citations as a ``role="list"`` of
    ``role="doc-biblioentry"`` items, a role DPUB-ARIA 1.1 deprecated, so the list has no items a
    reader can count (axe-core: ``aria-deprecated-role``, ``aria-required-children``). Each citation is
    a ``listitem`` of that list instead.
 
-6. **English marked as English in another edition.** Code, its outputs and the bibliography are
-   English on every page; in the Chinese edition they carry ``lang="en"`` (WCAG 3.1.2, language of
-   parts), so a screen reader reads them with an English voice instead of spelling them.
+6. **English marked as English in another edition.** Code, its outputs, the bibliography and the
+   speech MathJax makes of an equation are English on every page; in the Chinese edition they carry
+   ``lang="en"`` (WCAG 3.1.2, language of parts), so a screen reader reads them with an English voice
+   instead of spelling them.
 
 7. **Folded code named by what it shows.** myst-nb names the toggle of a folded cell "Toggle hidden
    content" (in English, in every edition) while it shows "Show code cell source" or "显示代码":
@@ -49,53 +52,39 @@ It does nine things:
    chapter (chapter 8's last section) with a ``<summary>`` that holds only an icon, which a screen
    reader announces as nothing (axe-core: ``summary-name``; WCAG 4.1.2). Each gets the chapter's
    title and what it opens as its name, in the edition's language.
+
+10. **Math that LaTeX reads as MathJax does.** MathJax takes an operator as a subscript without braces
+    (``h_\\max``); TeX stops there ("Missing { inserted"). In the PDF editions' LaTeX such a subscript
+    or superscript gets its braces (``h_{\\max}``); the HTML keeps the page's TeX as it is.
 """
 
 from __future__ import annotations
 
 import re
-import shutil
 from html import escape
 from pathlib import Path
 from typing import Any
 
-import mathjax  # from django-static-mathjax: MathJax's npm distribution as package data
 from sphinx.application import Sphinx
 from sphinx.config import Config
 from sphinx.writers.html5 import HTML5Translator
 
-MATHJAX_SOURCE = Path(mathjax.__file__).parent / "static" / "mathjax" / "es5"
-MATHJAX_TARGET = "mathjax"  # under _static/
-MATHJAX_ENTRY = "tex-mml-chtml.js"  # the component Sphinx loads by default: TeX and MathML input, HTML output
+from transformer_course.book_programs import mathjax
 
 
 def use_local_mathjax(app: Sphinx, config: Config) -> None:
-    """Point Sphinx at the copy under ``_static/`` (a relative ``mathjax_path`` is relative to ``_static``)."""
-    if not (MATHJAX_SOURCE / MATHJAX_ENTRY).is_file():
-        raise FileNotFoundError(
-            f"MathJax not found at {MATHJAX_SOURCE / MATHJAX_ENTRY}; install django-static-mathjax "
-            f"(pinned in requirements.txt)"
-        )
-    config.mathjax_path = f"{MATHJAX_TARGET}/{MATHJAX_ENTRY}"
-
-
-def _other_bundles(directory: str, names: list[str]) -> list[str]:
-    """Leave out the top-level combined components the book never loads (tex-svg.js, mml-chtml.js, ...).
-
-    The subdirectories stay: MathJax loads fonts, TeX extensions, its menu and the speech
-    explorer from them on demand.
-    """
-    if Path(directory) != MATHJAX_SOURCE:
-        return []
-    return [name for name in names if name.endswith(".js") and name != MATHJAX_ENTRY]
+    """Point Sphinx at the site's own MathJax 4 (a relative ``mathjax_path`` is relative to ``_static``) and
+    MathJax at the site's own fonts; fetch both now, so that a build without them stops before it starts."""
+    for package in (mathjax.MATHJAX, mathjax.FONT):
+        mathjax.fetch(package)
+    config.mathjax_path = f"{mathjax.TARGET}/{mathjax.ENTRY}"
+    config.mathjax3_config = {**(config.mathjax3_config or {}), **mathjax.CONFIG}
 
 
 def copy_mathjax(app: Sphinx, exception: Exception | None) -> None:
-    """After an HTML build, copy MathJax into ``_static/mathjax/`` of the site."""
-    if exception is not None or app.builder.format != "html":
-        return
-    target = Path(app.outdir) / "_static" / MATHJAX_TARGET
-    shutil.copytree(MATHJAX_SOURCE, target, ignore=_other_bundles, dirs_exist_ok=True)
+    """After an HTML build, copy MathJax and its font into ``_static/mathjax/`` of the site."""
+    if exception is None and app.builder.format == "html":
+        mathjax.copy_into(Path(app.outdir) / "_static")
 
 
 def keep_colab_button_for_ipynb_only(
@@ -143,12 +132,15 @@ def drop_duplicate_scripts(
 
 # Each edition: its language, its folder under the English site, and the link text that leads to it.
 EDITIONS = {"en": ("", "English"), "zh_CN": ("zh_CN/", "中文")}
+# The link to an edition's PDF, in its language.
+PDF_LINK = {"en": "The whole book as PDF", "zh_CN": "全书 PDF 版"}
 
 
 def link_the_other_edition(
     app: Sphinx, pagename: str, templatename: str, context: dict[str, Any], doctree: Any
 ) -> None:
-    """Start the page with a link to its twin in the other edition (pages with a source only)."""
+    """Start the page with a link to its twin in the other edition and one to the edition's PDF (pages with a
+    source only)."""
     if doctree is None:  # the index, search and other generated pages
         return
     language = app.config.language if app.config.language in EDITIONS else "en"
@@ -161,6 +153,10 @@ def link_the_other_edition(
         hreflang = other.replace("_", "-")
         links.append(f'<a class="edition-link" href="{href}" hreflang="{hreflang}" lang="{hreflang}">{name}</a>')
         heads.append(f'<link rel="alternate" hreflang="{hreflang}" href="{href}">')
+    from transformer_course.book_programs.pdf_editions import SITE_FOLDER
+
+    pdf = f"{here_to_site}{SITE_FOLDER}/{Path(app.config.latex_documents[0][1]).with_suffix('.pdf').name}"
+    links.append(f'<a class="pdf-link" href="{pdf}" type="application/pdf">{PDF_LINK[language]}</a>')
     context["body"] = f'<p class="edition-switch">{" · ".join(links)}</p>\n' + context.get("body", "")
     context["metatags"] = context.get("metatags", "") + "\n".join(heads)
 
@@ -176,15 +172,20 @@ class CitationsAsListItems(HTML5Translator):
 
 
 # The opening tags of what is English on every page: code blocks and cells' outputs (their class names
-# "highlight-..." and "output text_html"), and inline code.
-_ENGLISH_PARTS = re.compile(r'<(div|code) class="([^"]*(?:\bhighlight-|\boutput text_html|\bliteral\b)[^"]*)"')
+# "highlight-..." and "output text_html"), inline code, and math, which MathJax speaks in English.
+_ENGLISH_PARTS = re.compile(
+    r'<(div|code|span) class="([^"]*(?:\bhighlight-|\boutput text_html|\bliteral\b|\bmath notranslate\b)[^"]*)"'
+)
 
 
 def mark_english_parts(app: Sphinx, pagename: str, templatename: str, context: dict[str, Any], doctree: Any) -> None:
-    """In an edition other than English, give code, outputs and inline code ``lang="en"``."""
-    if app.config.language in (None, "en") or "body" not in context:
+    """In an edition other than English, give code, outputs, inline code and math ``lang="en"``: in the page and
+    in its contents beside it (a heading's math)."""
+    if app.config.language in (None, "en"):
         return
-    context["body"] = _ENGLISH_PARTS.sub(r'<\1 class="\2" lang="en"', context["body"])
+    for part in ("body", "toc"):
+        if isinstance(context.get(part), str):
+            context[part] = _ENGLISH_PARTS.sub(r'<\1 class="\2" lang="en"', context[part])
 
 
 def visit_folded_cell(self: HTML5Translator, node: Any) -> None:
@@ -201,6 +202,26 @@ def name_folded_cells_by_their_prompt(app: Sphinx) -> None:
     from myst_nb.sphinx_ import HideCodeCellNode, depart_HideCellInput
 
     app.add_node(HideCodeCellNode, override=True, html=(visit_folded_cell, depart_HideCellInput))
+
+
+# A subscript or superscript that is an operator's name without braces (see 10. above).
+_BARE_OPERATOR_SCRIPT = re.compile(
+    r"([_^])\s*(\\(?:arg|argmax|argmin|cos|deg|det|dim|exp|gcd|inf|ker|lim|liminf|limsup|ln|log|max|min|Pr|sin|sup|tan))"
+    r"(?![A-Za-z])"
+)
+
+
+def brace_operator_scripts(app: Sphinx, doctree: Any, docname: str) -> None:
+    """Sphinx's ``doctree-resolved``: in a LaTeX build, ``h_\\max`` becomes ``h_{\\max}`` in every equation."""
+    if app.builder.format != "latex":
+        return
+    from docutils import nodes
+
+    for math in doctree.findall(lambda node: isinstance(node, (nodes.math, nodes.math_block))):
+        for text in list(math.findall(nodes.Text)):
+            braced = _BARE_OPERATOR_SCRIPT.sub(r"\1{\2}", str(text))
+            if braced != str(text):
+                text.parent.replace(text, nodes.Text(braced))
 
 
 # The name of the toggle that opens a chapter's sections in the navigation, by edition (see 9. above).
@@ -247,6 +268,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     # Each figure's description in the page's language (book_programs.figure_descriptions) as its img alt.
     app.connect("doctree-resolved", write_descriptions_as_alt)
     app.connect("builder-inited", name_folded_cells_by_their_prompt)
+    app.connect("doctree-resolved", brace_operator_scripts)
     app.set_translator("html", CitationsAsListItems)  # pydata-sphinx-theme adds its own behaviour over it
     app.connect("html-page-context", mark_english_parts)
     app.connect("config-inited", use_local_mathjax)

@@ -40,6 +40,7 @@ COMMAND_GROUPS = {
         "grades",
         "feedback",
         "similarity",
+        "pending",
         "publish",
     ),
     "transformer_course.training.commands": ("train", "evaluate"),

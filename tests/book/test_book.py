@@ -41,8 +41,11 @@ from axe_check import summary as axe_summary
 
 from transformer_course.book_programs.editions import toc_pages
 from transformer_course.book_programs.figure_descriptions import METADATA_KEY
+from transformer_course.book_programs.pdf_editions import SITE_FOLDER, pdf_name
 
-pytestmark = pytest.mark.book
+# Building both editions, then opening every page of both in a browser (each waits for MathJax to typeset and
+# speak its equations, then runs axe-core twice) takes longer than one slow-layer test is given.
+pytestmark = [pytest.mark.book, pytest.mark.timeout(3600)]
 
 REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
 BUILD_DIR = REPOSITORY_ROOT / "_build"
@@ -177,6 +180,16 @@ def test_each_page_links_to_its_twin_in_the_other_edition(chinese_build, page):
         assert (here.parent / links[0]).resolve() == twin.resolve(), f"{here}: links to {links[0]}, not to {twin}"
 
 
+@pytest.mark.parametrize("page", PAGES)
+def test_each_page_links_to_its_editions_pdf(chinese_build, page):
+    # make pdf writes each edition's PDF into the site under this name (tests/book/test_pdf.py builds them).
+    for folder, language in ((HTML_DIR, "en"), (CHINESE_HTML_DIR, CHINESE)):
+        here = folder / f"{page}.html"
+        links = re.findall(r'<a class="pdf-link" href="([^"]+)"', here.read_text(encoding="utf-8"))
+        pdf = HTML_DIR / SITE_FOLDER / pdf_name(REPOSITORY_ROOT, language)
+        assert links and (here.parent / links[0]).resolve() == pdf.resolve(), f"{here}: links {links}, not {pdf}"
+
+
 @pytest.mark.parametrize("page", EXERCISE_PAGES)
 def test_the_chinese_exercise_page_opens_the_chinese_notebook_in_colab(chinese_build, page):
     folder, name = page.rsplit("/", 1)
@@ -201,6 +214,18 @@ def test_only_the_chinese_edition_ranks_the_chinese_pictures_first():
     assert mime_type("zh_CN") not in get_mime_priority("html", []), "the English site would show Chinese pictures"
     chinese = get_mime_priority("html", overrides)
     assert chinese.index(mime_type("zh_CN")) < chinese.index("image/png"), "the Chinese site would show English ones"
+
+
+def test_only_the_chinese_edition_ranks_the_chinese_tables_first():
+    from myst_nb.core.render import get_mime_priority
+
+    from transformer_course.book_programs.edition_figures import html_type
+
+    overlay = yaml.safe_load((REPOSITORY_ROOT / "book" / "_config_zh_CN.yml").read_text(encoding="utf-8"))
+    overrides = [tuple(item) for item in overlay["sphinx"]["config"]["nb_mime_priority_overrides"]]
+    assert html_type("zh_CN") not in get_mime_priority("html", []), "the English site would show Chinese tables"
+    chinese = get_mime_priority("html", overrides)
+    assert chinese.index(html_type("zh_CN")) < chinese.index("text/html"), "the Chinese site would show English ones"
 
 
 def test_build_writes_a_page_for_every_toc_entry(book_build):
@@ -474,6 +499,63 @@ def test_mathjax_typesets_every_equation(visits):
     assert sum(visits[page].equations for page in CHAPTER_PAGES) > 0, "no equation found in any chapter"
 
 
+# MathJax 4 makes each equation's speech in a web worker after typesetting; wait until every equation has it.
+_WAIT_FOR_SPEECH = """
+const done = arguments[arguments.length - 1];
+const started = Date.now();
+(function wait() {
+  const equations = Array.from(document.querySelectorAll("mjx-container"));
+  const spoken = equations.filter(e => e.querySelector("mjx-speech[aria-label]"));
+  if (spoken.length === equations.length || Date.now() - started > 50000) {
+    done(equations.map(e => {
+      const speech = e.querySelector("mjx-speech[aria-label]");
+      const tex = (e.querySelector("mjx-math") || e).getAttribute("data-latex") || "";
+      return {tex: tex, speech: speech ? speech.getAttribute("aria-label") : ""};
+    }));
+  } else {
+    setTimeout(wait, 200);
+  }
+})();
+"""
+
+
+def _accessible_names(driver) -> set[str]:
+    """The names Chromium gives assistive technology: its accessibility tree, as a screen reader reads it."""
+    tree = driver.execute_cdp_cmd("Accessibility.getFullAXTree", {})
+    return {str(node["name"]["value"]) for node in tree["nodes"] if not node.get("ignored") and node.get("name")}
+
+
+@pytest.mark.parametrize("page", ["book/01-attention", f"{CHINESE}/book/01-attention"])
+def test_every_equation_is_spoken_to_assistive_technology(browser, site_url, visits, page):
+    browser.get(f"{site_url}/{page}.html")
+    browser.execute_async_script(_WAIT_FOR_MATHJAX)
+    equations = browser.execute_async_script(_WAIT_FOR_SPEECH)
+    assert equations, f"{page}: no equation typeset"
+    silent = [equation["tex"][:60] for equation in equations if not equation["speech"].strip()]
+    assert not silent, f"{page}: {len(silent)} of {len(equations)} equations have no speech, e.g. {silent[:3]}"
+    names = _accessible_names(browser)
+    unheard = [equation["speech"][:60] for equation in equations if equation["speech"] not in names]
+    assert not unheard, f"{page}: speech not in the accessibility tree, e.g. {unheard[:3]}"
+
+
+def test_an_equation_is_explored_part_by_part_from_the_keyboard(browser, site_url, visits):
+    from selenium.webdriver.common.keys import Keys
+
+    browser.get(f"{site_url}/book/01-attention.html")
+    browser.execute_async_script(_WAIT_FOR_MATHJAX)
+    browser.execute_async_script(_WAIT_FOR_SPEECH)
+    browser.execute_script("document.querySelector('div.math mjx-container').focus()")
+    highlighted = "return Array.from(document.querySelectorAll('[data-sre-highlight-1]')).map(e => e.outerHTML)"
+    focused = browser.execute_script("return !!document.activeElement.closest('mjx-container')")
+    assert focused, "an equation takes no focus"
+    browser.switch_to.active_element.send_keys(Keys.ARROW_DOWN)
+    first_part = browser.execute_script(highlighted)
+    assert first_part, "the arrow down key highlighted no part of the equation"
+    browser.switch_to.active_element.send_keys(Keys.ARROW_RIGHT)
+    second_part = browser.execute_script(highlighted)
+    assert second_part and second_part != first_part, "the arrow right key did not move to the next part"
+
+
 def test_no_page_shows_stray_tex_or_a_mathjax_error(visits):
     stray = {page: visit.stray_tex for page, visit in visits.items() if visit.stray_tex}
     assert not stray, f"backslash commands left in the rendered text: {stray}"
@@ -612,6 +694,9 @@ def test_the_chinese_edition_marks_code_and_outputs_as_english(chinese_build):
     text = (CHINESE_HTML_DIR / "book/01-attention.html").read_text(encoding="utf-8")
     blocks = re.findall(r'<div class="[^"]*\bhighlight-[^"]*"( lang="en")?', text)
     assert blocks and all(blocks), f'{blocks.count("")} of {len(blocks)} code blocks without lang="en"'
+    # MathJax speaks every equation in English (its speech rules have no Chinese).
+    equations = re.findall(r'<(?:span|div) class="math notranslate[^"]*"( lang="en")?', text)
+    assert equations and all(equations), f'{equations.count("")} of {len(equations)} equations without lang="en"'
     english = (HTML_DIR / "book/01-attention.html").read_text(encoding="utf-8")
     assert 'lang="en"' not in english.split("<main", 1)[1].replace('hreflang="en"', ""), "the English page needs none"
 

@@ -77,6 +77,24 @@ def cosine_scores(query, key):
     dots = torch.einsum("...qd,...kd->...qk", query, key)
     return dots * query.pow(2).sum(-1).rsqrt()[..., :, None] * key.pow(2).sum(-1).rsqrt()[..., None, :]
 """,
+    "softmax-jacobian": """
+def softmax_jacobian(weights):  # p_i delta_ij - p_i p_j, by einsum against an identity
+    eye = torch.eye(weights.size(-1), dtype=weights.dtype)
+    return torch.einsum("...i,ij->...ij", weights, eye) - torch.einsum("...i,...j->...ij", weights, weights)
+""",
+    "saturation-experiment": """
+largest_weight, jacobian_norm = {}, {}
+for kind in ("unscaled", "scaled"):  # one kind at a time, the norm as the square root of a sum of squares
+    largest_weight[kind], jacobian_norm[kind] = [], []
+    for d_k in saturation_widths:
+        queries, keys = saturation_samples[d_k]
+        scores = attention_scores(queries, keys).squeeze(1)
+        if kind == "scaled":
+            scores = scale_scores(scores, d_k)
+        weights = softmax(scores)
+        largest_weight[kind].append(float(weights.amax(dim=-1).mean()))
+        jacobian_norm[kind].append(float(softmax_jacobian(weights).pow(2).sum(dim=(-2, -1)).sqrt().mean()))
+""",
 }
 
 # Each defect is one the issue found passing the old tests; the attention defect shows that the parts
@@ -101,8 +119,13 @@ def attention(query, key, value, mask=None, scale=True):  # never scales
         weights = weights.masked_fill(~mask, 0.0)
     return weights @ value, weights
 """,
+    # The saturation experiment after it measures with this Jacobian: it keeps its points.
+    "softmax-jacobian": """
+def softmax_jacobian(weights):  # forgets the diagonal p_i delta_ij
+    return -weights.unsqueeze(-1) * weights.unsqueeze(-2)
+""",
 }
-ATTENTION_DEFECT_TESTS = {"test-softmax", "test-apply-mask", "test-attention"}
+ATTENTION_DEFECT_TESTS = {"test-softmax", "test-apply-mask", "test-attention", "test-softmax-jacobian"}
 
 # ----------------------------------------------------------------------------- assignment 2
 
@@ -146,6 +169,26 @@ class MultiHeadAttention(nn.Module):
         self.attention_weights = torch.stack(weights, dim=1).detach()
         return self.w_o(torch.cat(outputs, dim=-1))
 """,
+    "two-needs": """
+def train_two_needs(num_heads, seed):  # mse_loss, a while loop, the held-out batch drawn under no_grad
+    torch.manual_seed(seed)
+    generator = torch.Generator().manual_seed(seed)
+    model = MultiHeadAttention(8, num_heads)
+    adam = torch.optim.Adam(model.parameters(), lr=1e-2)
+    step = 0
+    while step < 300:
+        inputs, wanted = two_needs_batch(128, generator)
+        adam.zero_grad()
+        nn.functional.mse_loss(model(inputs, inputs, inputs)[:, 0, :6], wanted).backward()
+        adam.step()
+        step += 1
+    with torch.no_grad():
+        inputs, wanted = two_needs_batch(1000, generator)
+        return float(nn.functional.mse_loss(model(inputs, inputs, inputs)[:, 0, :6], wanted))
+
+
+loss_one_head, loss_two_heads = (train_two_needs(heads, training_seed) for heads in (1, 2))
+""",
 }
 
 # The split_heads defect shows that MultiHeadAttention, graded with the reference split_heads, keeps its points.
@@ -161,7 +204,7 @@ def output_projection_block(linear, head, num_heads):  # rows of the weight: the
     return linear.weight[head * d_v:(head + 1) * d_v]
 """,
 }
-MULTI_HEAD_DEFECT_TESTS = {"test-split-heads", "test-output-projection-block"}
+MULTI_HEAD_DEFECT_TESTS = {"test-split-heads", "test-output-projection-block", "test-two-needs"}
 
 
 def _solution_with(assignment: str, grade_id: str, old: str, new: str) -> str:
@@ -169,6 +212,15 @@ def _solution_with(assignment: str, grade_id: str, old: str, new: str) -> str:
     source = solution_answers(assignment)[grade_id]
     assert old in source, old
     return source.replace(old, new)
+
+
+# Trained with one head whatever num_heads says: the two heads' errors fail, and only their part.
+MULTI_HEAD_DEFECTS["two-needs"] = _solution_with(
+    "02-multi-head-attention",
+    "two-needs",
+    "attention = MultiHeadAttention(8, num_heads)",
+    "attention = MultiHeadAttention(8, 1)  # one head, whatever num_heads says",
+)
 
 
 # ----------------------------------------------------------------------------- assignment 3
@@ -236,6 +288,29 @@ def count_trainable_parameters(module):
 def shift_distance(offset, d_model):  # 2 - 2 cos x = 4 sin^2(x / 2)
     return 2 * math.sqrt(sum(math.sin(offset * 10000 ** (-2 * i / d_model) / 2) ** 2 for i in range(d_model // 2)))
 """,
+    "order-training": """
+def train_order_classifier(add_positions, seed):  # one nn.Sequential, the accuracy counted with torch.sum
+    torch.manual_seed(seed)
+    generator = torch.Generator().manual_seed(seed)
+    encoder = tc.Encoder(tc.EncoderLayer(16, num_heads=2, d_ff=32, dropout=0.0), num_layers=2)
+    classifier = nn.Linear(16, 2)
+    steps = [SinusoidalPositionalEncoding(16, max_positions=2)] if add_positions else []
+    model = nn.Sequential(*steps, encoder)
+    optimiser = torch.optim.Adam(list(encoder.parameters()) + list(classifier.parameters()), lr=3e-3)
+    for _ in range(300):
+        sequences, labels = order_batch(128, generator)
+        loss = nn.functional.cross_entropy(classifier(model(sequences).mean(dim=1)), labels)
+        optimiser.zero_grad()
+        loss.backward()
+        optimiser.step()
+    with torch.no_grad():
+        right = torch.sum(classifier(model(test_sequences).mean(dim=1)).argmax(dim=-1) == test_labels)
+    return float(loss), int(right) / len(test_labels)
+
+
+loss_without_positions, accuracy_without_positions = train_order_classifier(False, training_seed)
+loss_with_positions, accuracy_with_positions = train_order_classifier(True, training_seed)
+""",
 }
 
 # The table defect (sine and cosine swapped) shows that the module, the gaps, the differences, the offset errors, the
@@ -280,6 +355,9 @@ POSITIONAL_DEFECTS = {
     ),
     "shift-distance": _solution_with(
         POSITIONAL, "shift-distance", "return math.sqrt(", "return (  # the square\n        "
+    ),
+    "order-training": _solution_with(
+        POSITIONAL, "order-training", "sequences = positions(sequences)", "pass  # the positions are built, never added"
     ),
 }
 POSITIONAL_DEFECT_TESTS = {f"test-{grade_id}" for grade_id in POSITIONAL_DEFECTS}
@@ -375,6 +453,20 @@ def masked_softmax(scores, mask):
     total = exps.sum(dim=-1, keepdim=True)
     return exps / torch.where(total > 0, total, torch.ones_like(total))
 """,
+    "change-in-the-past": """
+def change_in_the_past(layers, x, mask, start):  # torch.where over the later positions, the change as a max-norm
+    later = (torch.arange(x.size(1)) >= start)[None, :, None]
+    other = torch.where(later, torch.randn(x.shape), x)
+    with torch.no_grad():
+        difference = layers(other, mask) - layers(x, mask)
+    return torch.linalg.vector_norm(difference[:, :start], ord=float("inf")).item()
+""",
+    "promise": """
+changes_with_your_mask, changes_without_mask, changes_with_peeking_mask = (
+    [change_in_the_past(stack, stack_inputs, mask, start) for start in range(1, 6)]
+    for mask in (causal_mask(6), None, peeking_mask)
+)
+""",
 }
 
 # The padding defect (a hard-coded 0) shows that padding_and_causal_mask, graded with the reference masks, keeps its
@@ -412,8 +504,23 @@ def attention_shapes(batch, heads, target_length, source_length, d_model, steps)
 
 example_shapes = attention_shapes(32, 8, 20, 25, 512, 7)
 """,
+    # The three masks' changes, measured with this probe, keep their points: they are graded with the reference probe.
+    "change-in-the-past": """
+def change_in_the_past(layers, x, mask, start):  # off by one: changes the positions after start, not from it
+    changed = x.clone()
+    changed[:, start + 1 :] = torch.randn_like(x[:, start + 1 :])
+    with torch.no_grad():
+        before, after = layers(x, mask), layers(changed, mask)
+    return (after[:, :start] - before[:, :start]).abs().max().item()
+""",
 }
-MASKS_DEFECT_TESTS = {"test-padding-mask", "test-minimum-c", "test-masked-softmax", "test-attention-shapes"}
+MASKS_DEFECT_TESTS = {
+    "test-padding-mask",
+    "test-minimum-c",
+    "test-masked-softmax",
+    "test-attention-shapes",
+    "test-change-in-the-past",
+}
 
 # ----------------------------------------------------------------------------- assignment 5
 
@@ -843,6 +950,13 @@ VISIBLE_DEFECTS = {
         "weights = torch.softmax(scores - c * (~allowed).to(scores.dtype), dim=-1)",
         "weights = torch.softmax(scores - c * (~allowed).to(scores.dtype), dim=0)",
         "test-blocked-mass",
+    ),
+    "the saturation experiment scales by d_k instead of its square root": (
+        "01-attention",
+        "saturation-experiment",
+        '("scaled", scale_scores(raw, d_k))',
+        '("scaled", raw / d_k)',
+        "test-saturation-experiment",
     ),
     "layer_norm adds eps outside the square root": (
         "05-residuals-layernorm",

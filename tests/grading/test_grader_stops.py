@@ -74,3 +74,19 @@ def test_a_sandbox_that_cannot_start_at_all_stops_the_run_before_any_submission(
     assert "cannot run a notebook" in message and "--no-sandbox" in message and "namespaces" in message, message
     assert not (tmp_path / "grades.csv").exists(), "a stopped run must write no grades.csv"
     assert not (tmp_path / "gradebook.db").exists(), "the self-test comes before the gradebook is touched"
+
+
+@pytest.mark.skipif(shutil.which("prlimit") is None, reason="needs util-linux's prlimit to set a hard ulimit -v")
+def test_a_machine_limit_below_the_memory_limit_is_named_with_the_option_that_fits_it():
+    import subprocess
+    import sys
+
+    three_gigabytes = 3 * 2**30  # a hard `ulimit -v`, below the default --memory-limit-mb of 4096
+    finished = subprocess.run(
+        ["prlimit", f"--as={three_gigabytes}", "--", sys.executable, "-m", "transformer_course.cli", "self-test"],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ),
+    )
+    assert finished.returncode != 0
+    assert "ulimit -v" in finished.stderr and "--memory-limit-mb 3072" in finished.stderr, finished.stderr

@@ -19,6 +19,7 @@ REPOSITORY = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.needs_nbgrader
+@pytest.mark.needs_solutions
 def test_releasing_an_unknown_assignment_is_one_line_naming_the_known_ones(monkeypatch):
     monkeypatch.chdir(REPOSITORY)
     with pytest.raises(SystemExit, match=r"^error: unknown assignment '99-nothing'; the assignments are: 01-attention"):
@@ -33,6 +34,7 @@ def test_autograding_outside_a_course_says_where_it_looked(tmp_path, monkeypatch
 
 
 @pytest.mark.needs_nbgrader
+@pytest.mark.needs_solutions
 def test_autograding_a_missing_submissions_directory_names_it(tmp_path, monkeypatch):
     monkeypatch.chdir(REPOSITORY)
     with pytest.raises(SystemExit, match=r"^error: submissions directory .*nowhere does not exist"):
@@ -67,12 +69,14 @@ def _autograde_with_grading_yml(tmp_path: Path, policy: str) -> SystemExit:
 
 
 @pytest.mark.needs_nbgrader
+@pytest.mark.needs_solutions
 def test_a_grading_yml_that_is_not_yaml_is_one_error_line_naming_the_file_and_line(tmp_path):
     ended = _autograde_with_grading_yml(tmp_path, "learner_writes: [\n")
     assert re.fullmatch(r"error: [^\n]*01-attention/grading\.yml\", line 2[^\n]*", str(ended.code)), ended.code
 
 
 @pytest.mark.needs_nbgrader
+@pytest.mark.needs_solutions
 def test_a_grading_yml_whose_learner_writes_the_package_lacks_is_one_error_line(tmp_path):
     ended = _autograde_with_grading_yml(tmp_path, "learner_writes:\n  - transformer_course.attention.no_such_thing\n")
     assert str(ended.code) == (
@@ -117,13 +121,17 @@ def test_the_command_line_and_train_start_without_the_grading_packages(without_g
     assert "--task" in run.stdout
 
 
-def test_a_grading_command_without_the_grading_packages_says_how_to_install_them(without_grading_packages):
+def test_a_grading_command_without_the_grading_packages_names_the_install_that_works_here(without_grading_packages):
+    """This environment installs the course editable from its clone (requirements.txt's ``-e .``): the line is
+    that clone's, never the registry name ``transformer-course[grading]``, which no registry holds."""
     run = without_grading_packages
-    assert run.returncode == 1
-    assert "pip install 'transformer-course[grading]'" in run.stderr and "Traceback" not in run.stderr
+    assert run.returncode == 1 and "Traceback" not in run.stderr, run.stderr
+    assert f'pip install -e "{REPOSITORY}[grading]"' in run.stderr, run.stderr
+    assert "'transformer-course[grading]'" not in run.stderr, run.stderr
 
 
 @pytest.mark.needs_nbgrader
+@pytest.mark.needs_solutions
 def test_autograding_without_bubblewrap_is_one_line_naming_the_package(tmp_path, monkeypatch):
     monkeypatch.chdir(REPOSITORY)
     monkeypatch.setenv("PATH", str(tmp_path))  # no bwrap anywhere on it

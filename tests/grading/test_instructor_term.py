@@ -5,7 +5,6 @@ a late student is regraded without touching the others."""
 
 from __future__ import annotations
 
-import csv
 import hashlib
 import json
 import os
@@ -17,7 +16,15 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
-from grading_support import TEST_LIMITS, exercise_notebook, run_nbgrader, solution_notebook, with_appended_code
+from grading_support import (
+    TEST_LIMITS,
+    csv_rows,
+    exercise_notebook,
+    run_command,
+    run_nbgrader,
+    solution_notebook,
+    with_appended_code,
+)
 
 from transformer_course.grading.autograde import autograde
 from transformer_course.grading.course import copy_course
@@ -55,20 +62,6 @@ def _fingerprint(folder: Path) -> dict[str, str]:
     }
 
 
-def _rows(path: Path) -> dict[str, dict]:
-    with open(path, newline="", encoding="utf-8") as file:
-        return {row["student_id"]: row for row in csv.DictReader(file)}
-
-
-def _command(course, *arguments: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "transformer_course.cli", *arguments, "--course-root", str(course.root)],
-        capture_output=True,
-        text=True,
-        cwd=course.root,
-    )
-
-
 @pytest.fixture(scope="module")
 def term(course):
     """The class graded once from nbgrader's own submitted/: alice complete (and using the library's softmax in an
@@ -93,9 +86,9 @@ def test_a_class_graded_in_place_is_graded_not_missing(term):
 
 
 def test_grades_csv_counts_the_bonus_as_extra_credit_and_the_ungraded_written_answers_as_pending(course, term):
-    carol = _rows(course.root / "grades.csv")["carol"]
-    # 01: 14 core points (13 in test cells, one written answer) and 3 of bonus (two test cells, one written answer).
-    expected = {"score": "15.0", "max_score": "14.0", "bonus_score": "2.0", "pending_manual_points": "2.0"}
+    carol = csv_rows(course.root / "grades.csv")["carol"]
+    # 01: 16 core points (15 in test cells, one written answer) and 3 of bonus (two test cells, one written answer).
+    expected = {"score": "17.0", "max_score": "16.0", "bonus_score": "2.0", "pending_manual_points": "2.0"}
     assert {key: carol[key] for key in expected} == expected, carol
 
 
@@ -143,10 +136,10 @@ def test_the_grades_command_rewrites_the_csv_with_a_manual_score_and_no_run(cour
     autograded = course.autograded_directory / "carol" / ASSIGNMENT / f"{NOTEBOOK}.ipynb"
     graded_at = autograded.stat().st_mtime_ns
     out = tmp_path / "grades.csv"
-    finished = _command(course, "grades", ASSIGNMENT, "--out", str(out))
+    finished = run_command(course, "grades", ASSIGNMENT, "--out", str(out))
     assert finished.returncode == 0, finished.stderr
-    carol = _rows(out)["carol"]
-    assert (carol["score"], carol["pending_manual_points"]) == ("16.0", "1.0"), carol
+    carol = csv_rows(out)["carol"]
+    assert (carol["score"], carol["pending_manual_points"]) == ("18.0", "1.0"), carol
     assert autograded.stat().st_mtime_ns == graded_at, "the grades command ran the notebook again"
 
 
@@ -157,10 +150,10 @@ def test_the_feedback_command_shows_the_manual_score_and_zips_a_page_per_student
         grade = gradebook.find_grade(WRITTEN_ANSWER, NOTEBOOK, ASSIGNMENT, "alice")
         grade.manual_score, grade.needs_manual_grade = 1.0, False
         gradebook.db.commit()
-    finished = _command(course, "feedback", ASSIGNMENT, "--zip", str(tmp_path / "zips"))
+    finished = run_command(course, "feedback", ASSIGNMENT, "--zip", str(tmp_path / "zips"))
     assert finished.returncode == 0, finished.stderr
     page = (course.feedback_directory / "alice" / ASSIGNMENT / f"{NOTEBOOK}.html").read_text(encoding="utf-8")
-    assert "score 14 of 14" in page, "alice's page should count her graded written answer"
+    assert "score 16 of 16" in page, "alice's page should count her graded written answer"
     archives = sorted(path.name for path in (tmp_path / "zips").glob("*.zip"))
     assert archives == ["alice.zip", "bob.zip", "carol.zip"], archives
     with zipfile.ZipFile(tmp_path / "zips" / "alice.zip") as bundle:
@@ -178,12 +171,13 @@ def test_regrading_one_student_updates_their_row_and_keeps_the_others_manual_sco
     (late / "bob").mkdir(parents=True)
     (late / "bob" / f"{NOTEBOOK}.ipynb").write_text(json.dumps(solution_notebook(ASSIGNMENT)), encoding="utf-8")
     out = course.root / "grades.csv"
-    collected = _fingerprint(course.submitted_directory / "bob")
+    collected = _fingerprint(course.submitted_directory / "bob" / ASSIGNMENT)
     autograde(course, ASSIGNMENT, late, limits=TEST_LIMITS, out=out, jobs=1)
-    after = _rows(out)
-    assert _fingerprint(course.submitted_directory / "bob") == collected, "the collected submission was replaced"
+    after = csv_rows(out)
+    earlier = course.submitted_directory / "bob" / ".earlier" / ASSIGNMENT / "1"
+    assert _fingerprint(earlier) == collected, "the collected submission was not kept, byte for byte, beside the new"
     assert set(after) == {"alice", "bob", "carol"}, sorted(after)
-    assert after["bob"]["score"] == "15.0", after["bob"]
+    assert after["bob"]["score"] == "17.0", after["bob"]
     assert after["carol"]["bonus_score"] == "3.0", after["carol"]
 
 
@@ -193,7 +187,7 @@ def test_the_fresh_flag_writes_this_runs_students_alone(course, term, tmp_path):
     (late / "dave" / f"{NOTEBOOK}.ipynb").write_text(json.dumps(exercise_notebook(ASSIGNMENT)), encoding="utf-8")
     out = tmp_path / "fresh.csv"
     autograde(course, ASSIGNMENT, late, limits=TEST_LIMITS, out=out, fresh=True, jobs=1)
-    assert set(_rows(out)) == {"dave"}
+    assert set(csv_rows(out)) == {"dave"}
 
 
 def test_nbgraders_own_generate_assignment_makes_what_release_makes(tmp_path):
@@ -282,7 +276,7 @@ def test_a_browser_reads_graded_points_for_a_manually_graded_answer_on_a_page_ax
         grade = gradebook.find_grade(WRITTEN_ANSWER, NOTEBOOK, ASSIGNMENT, "carol")
         grade.manual_score, grade.needs_manual_grade = 1.0, False
         gradebook.db.commit()
-    assert _command(course, "feedback", ASSIGNMENT).returncode == 0
+    assert run_command(course, "feedback", ASSIGNMENT).returncode == 0
     options = webdriver.ChromeOptions()
     options.binary_location = shutil.which("chromium")
     for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"):
@@ -300,7 +294,7 @@ def test_a_browser_reads_graded_points_for_a_manually_graded_answer_on_a_page_ax
     finally:
         driver.quit()
     assert "Score: 1 / 1" in heading, f"the written answer's heading reads {heading!r}"
-    assert "score 14 of 14" in summary, f"the page's summary reads {summary!r}"
+    assert "score 16 of 16" in summary, f"the page's summary reads {summary!r}"
     assert not violations, (
         f"WCAG 2.1 A/AA violations on the learner's feedback page: {axe_summary({'feedback page': violations})}"
     )
@@ -314,7 +308,7 @@ def test_a_canvas_download_is_graded_through_the_roster_with_a_row_for_everyone_
     roster = tmp_path / "roster.csv"
     roster.write_text("student_id,name,lms_id\ns001,Jane Doe,48213\ns003,John Smith,48215\n", encoding="utf-8")
     out = tmp_path / "grades.csv"
-    finished = _command(
+    finished = run_command(
         course,
         "autograde",
         ASSIGNMENT,
@@ -333,8 +327,8 @@ def test_a_canvas_download_is_graded_through_the_roster_with_a_row_for_everyone_
     )
     assert finished.returncode == 0, finished.stdout + finished.stderr
     assert f"not graded: mallory_77777_90002_{NOTEBOOK}.ipynb" in finished.stdout, finished.stdout
-    rows = _rows(out)
-    assert (rows["s001"]["status"], rows["s001"]["score"]) == ("graded", "15.0"), rows["s001"]
+    rows = csv_rows(out)
+    assert (rows["s001"]["status"], rows["s001"]["score"]) == ("graded", "17.0"), rows["s001"]
     assert (rows["s003"]["status"], rows["s003"]["score"]) == ("missing", "0.0"), rows["s003"]
 
 
@@ -342,10 +336,10 @@ def test_the_grades_command_gives_someone_on_the_roster_who_handed_nothing_in_a_
     roster = tmp_path / "roster.csv"
     roster.write_text("student_id,name\ns999,Nobody Yet\n", encoding="utf-8")
     out = tmp_path / "grades.csv"
-    finished = _command(course, "grades", ASSIGNMENT, "--roster", str(roster), "--out", str(out))
+    finished = run_command(course, "grades", ASSIGNMENT, "--roster", str(roster), "--out", str(out))
     assert finished.returncode == 0, finished.stdout + finished.stderr
-    row = _rows(out)["s999"]
-    assert (row["status"], row["score"], row["max_score"]) == ("missing", "0.0", "14.0"), row
+    row = csv_rows(out)["s999"]
+    assert (row["status"], row["score"], row["max_score"]) == ("missing", "0.0", "16.0"), row
 
 
 def test_a_late_policy_charges_the_time_nbgrader_recorded(course, term, tmp_path):
@@ -354,10 +348,10 @@ def test_a_late_policy_charges_the_time_nbgrader_recorded(course, term, tmp_path
     policy_file.write_text(original + "\nlate_policy: {deduct: 0.1, per: hour, cap: 0.5}\n", encoding="utf-8")
     try:
         out = tmp_path / "grades.csv"
-        # Everyone handed in at 12:00 UTC: due at 11:00, they are an hour late (one hour started, a tenth of 14).
-        finished = _command(course, "grades", ASSIGNMENT, "--out", str(out), "--due", "2026-11-20T12:00:00+01:00")
+        # Everyone handed in at 12:00 UTC: due at 11:00, they are an hour late (one hour started, a tenth of 16).
+        finished = run_command(course, "grades", ASSIGNMENT, "--out", str(out), "--due", "2026-11-20T12:00:00+01:00")
     finally:
         policy_file.write_text(original, encoding="utf-8")
     assert finished.returncode == 0, finished.stderr
-    carol = _rows(out)["carol"]
-    assert (carol["submitted_at"], carol["late_by"], carol["penalty"]) == ("2026-11-20T12:00:00+00:00", "1.0", "1.4")
+    carol = csv_rows(out)["carol"]
+    assert (carol["submitted_at"], carol["late_by"], carol["penalty"]) == ("2026-11-20T12:00:00+00:00", "1.0", "1.6")

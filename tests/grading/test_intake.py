@@ -234,14 +234,14 @@ def test_a_sandbox_cgroup_holds_a_cpu_quota_of_the_limit(tmp_path):
 def test_every_form_of_nbgraders_timestamp_is_read_as_the_same_moment(text):
     from datetime import datetime, timezone
 
-    from transformer_course.grading.intake import parse_submission_time
+    from transformer_course.grading.submission_times import parse_submission_time
 
     assert parse_submission_time(text) == datetime(2026, 11, 20, 12, 0, tzinfo=timezone.utc), text
 
 
 @pytest.mark.parametrize("text", ["yesterday", "2026-11-20 12:00:00 Mars/Olympus", "$(date)", "2026-13-45 12:00"])
 def test_a_timestamp_that_is_no_time_is_refused(text):
-    from transformer_course.grading.intake import parse_submission_time
+    from transformer_course.grading.submission_times import parse_submission_time
 
     with pytest.raises(ValueError):
         parse_submission_time(text)

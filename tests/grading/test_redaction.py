@@ -85,6 +85,7 @@ def test_a_name_that_is_not_a_definition_of_the_package_is_refused(tmp_path, nam
 
 
 @pytest.mark.needs_nbgrader  # reads each grading.yml through the course
+@pytest.mark.needs_solutions
 def test_every_assignments_policy_names_what_exists(tmp_path):
     """A renamed package function must be renamed in grading.yml too: a stale name would stop grading."""
     import importlib

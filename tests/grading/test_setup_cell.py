@@ -47,3 +47,27 @@ def test_a_pyproject_without_a_version_is_refused_naming_it(tmp_path):
 def test_readmes_colab_install_is_the_one_the_setup_cell_runs():
     readme = (REPOSITORY / "README.md").read_text(encoding="utf-8")
     assert f'pip install "{package_requirement(Course(REPOSITORY))}"' in readme
+
+
+def _learners_section() -> str:
+    readme = (REPOSITORY / "README.md").read_text(encoding="utf-8")
+    return readme.split("\n## Learners: start here\n", 1)[-1].split("\n## ", 1)[0]
+
+
+def _cpu_index() -> str:
+    """PyTorch's index of CPU builds, as the Makefile names it for a grading machine."""
+    return re.search(r"(?m)^TORCH_INDEX \?= (\S+)$", (REPOSITORY / "Makefile").read_text(encoding="utf-8")).group(1)
+
+
+def test_readme_opens_with_the_learners_path_before_anything_for_instructors():
+    readme = (REPOSITORY / "README.md").read_text(encoding="utf-8")
+    assert re.findall(r"(?m)^## (.+)$", readme)[0] == "Learners: start here"
+
+
+def test_readmes_learner_install_from_the_tag_is_the_setup_cells_with_check_and_pytorchs_cpu_build():
+    requirement = package_requirement(Course(REPOSITORY)).replace(" @ ", "[grading] @ ", 1)
+    assert f'pip install "{requirement}" --extra-index-url {_cpu_index()}' in _learners_section()
+
+
+def test_readmes_learner_install_from_a_clone_gives_check_and_pytorchs_cpu_build():
+    assert f'pip install -e ".[grading]" --extra-index-url {_cpu_index()}' in _learners_section()

@@ -65,6 +65,10 @@ SUBMISSIONS = {
     # Numbers typed in where the part asks for an experiment or a computation.
     "typed-variances": {"variance-experiment": "unscaled_variance, scaled_variance = 64.0, 1.0\n"},
     "typed-winners": {"winners": "dot_winner, cosine_winner, tie_factor = 0, 1, 2.0\n"},
+    "typed-saturation": {
+        "saturation-experiment": "largest_weight = {'unscaled': [0.49, 0.74, 0.86, 0.93, 0.96], 'scaled': [0.31] * 5}\n"
+        "jacobian_norm = {'unscaled': [0.34, 0.25, 0.16, 0.09, 0.05], 'scaled': [0.35] * 5}\n"
+    },
     "zero-attention-and-typed-dog": {
         "attention": "def attention(query, key, value, mask=None, scale=True):\n"
         "    weights = torch.zeros(*query.shape[:-1], key.size(-2))\n"
@@ -134,6 +138,10 @@ def test_typed_in_variances_earn_nothing(graded):
 
 def test_typed_in_winners_earn_nothing(graded):
     expect_score(graded["typed-winners"], points("test-winners"))
+
+
+def test_typed_in_saturation_numbers_earn_nothing(graded):
+    expect_score(graded["typed-saturation"], points("test-saturation-experiment"))
 
 
 def test_an_attention_of_zeros_with_typed_in_zeros_earns_neither_part(graded):

@@ -14,6 +14,7 @@ in ``tests/test_book_run.py`` reads their imports).
 ``plots``                attention heat maps
 ``mechanisms``           pictures of the mechanisms, from the package's own tensors and functions
 ``figure_descriptions``  every figure in words, for the pages' text alternatives
+``experiments``          the tables and pictures of chapter 8's last section, in every edition's language
 =======================  ==============================================================
 
     from transformer_course.book_programs import book_numbers_run

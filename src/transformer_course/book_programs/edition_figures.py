@@ -19,6 +19,13 @@ argument) and shows one output holding every picture, each under its own MIME ty
 The Chinese picture needs a font with Chinese glyphs (:data:`CHINESE_FONTS`; Debian's
 ``fonts-noto-cjk`` gives the first). Where none is installed, only the English picture is made,
 and the Chinese edition shows it.
+
+A table a cell draws as HTML, its headers words, is shown the same way:
+``show_table_in_every_language(table_3, variants, steps=200, seeds=3)`` calls a function that returns
+a table's HTML once per language and shows one output with the English table as ``text/html`` and
+each other language's under :func:`html_type` (``text/vnd.transformer-course.zh-cn+html``), which
+:class:`EditionImages` renders as HTML and only the Chinese configuration ranks first; its
+``text/plain`` is the English table's text, for a reader or a format that shows no HTML.
 """
 
 from __future__ import annotations
@@ -26,7 +33,9 @@ from __future__ import annotations
 import base64
 import dataclasses
 import functools
+import html
 import io
+import re
 from collections.abc import Callable
 
 from .editions import LANGUAGES
@@ -41,6 +50,11 @@ FONTS = {"zh_CN": CHINESE_FONTS}
 def mime_type(language: str) -> str:
     """The MIME type of a picture in ``language`` (``"zh_CN"`` → ``image/vnd.transformer-course.zh-cn+png``)."""
     return f"image/vnd.transformer-course.{language.lower().replace('_', '-')}+png"
+
+
+def html_type(language: str) -> str:
+    """The MIME type of a table in ``language`` (``"zh_CN"`` → ``text/vnd.transformer-course.zh-cn+html``)."""
+    return f"text/vnd.transformer-course.{language.lower().replace('_', '-')}+html"
 
 
 def words(table: dict[str, dict[str, str]], language: str) -> dict[str, str]:
@@ -131,23 +145,59 @@ def show_in_every_language(draw: Callable, *arguments, **settings) -> None:
     display(picture_in_every_language(draw, *arguments, **settings))
 
 
-class EditionImages:
-    """myst-nb's renderer for the course's pictures (a ``myst_nb.mime_renderers`` entry point).
+@dataclasses.dataclass(frozen=True)
+class TableInEveryLanguage:
+    """A table's HTML by language; displayed as one output, each language's table under its type."""
 
-    The pictures of another language: by default their types rank nowhere, so the English site never
-    shows them; an edition's configuration ranks its own above ``image/png``, and this renders it as the
-    image it is. Every picture a page shows gets the description of the page's language from the
-    output's metadata (:mod:`.figure_descriptions`): the short one as the image's ``alt`` (written into
-    the HTML by :func:`write_descriptions_as_alt`, which the book's extension connects), the rest
-    (each panel's sentence, the numbers' tables) in a ``<details>`` element below it. A picture without
-    a description is a warning (an error in the book's strict build), and the image would be read out by
-    its file name.
+    tables: dict[str, str]
+
+    def __repr__(self) -> str:  # the output's text/plain: the English table's cells, a row per line
+        text = re.sub(r"</t[dh]>", " | ", self.tables["en"])
+        text = re.sub(r"</tr>", "\n", text)
+        lines = (html.unescape(re.sub(r"<[^>]+>", "", line)).strip(" |") for line in text.splitlines())
+        return "\n".join(line for line in lines if line)
+
+    def _repr_mimebundle_(self, include=None, exclude=None) -> dict[str, str]:
+        others = {html_type(language): table for language, table in self.tables.items() if language != "en"}
+        return {"text/html": self.tables["en"], **others, "text/plain": repr(self)}
+
+
+def table_in_every_language(make_table: Callable[..., str], *arguments, **settings) -> TableInEveryLanguage:
+    """``make_table(*arguments, **settings, language=...)``, the HTML of a table, in English and every edition's
+    language."""
+    return TableInEveryLanguage(
+        {language: make_table(*arguments, **settings, language=language) for language in ("en", *LANGUAGES)}
+    )
+
+
+def show_table_in_every_language(make_table: Callable[..., str], *arguments, **settings) -> None:
+    """Make a table in every language (:func:`table_in_every_language`) and show it as one output of the cell."""
+    from IPython.display import display
+
+    display(table_in_every_language(make_table, *arguments, **settings))
+
+
+class EditionImages:
+    """myst-nb's renderer for the course's pictures and tables (a ``myst_nb.mime_renderers`` entry point).
+
+    The pictures and tables of another language: by default their types rank nowhere, so the English site
+    never shows them; an edition's configuration ranks its own above ``image/png`` and ``text/html``, and
+    this renders each as the image or the HTML it is. Every picture a page shows gets the description of
+    the page's language from the output's metadata (:mod:`.figure_descriptions`): the short one as the
+    image's ``alt`` (written into the HTML by :func:`write_descriptions_as_alt`, which the book's
+    extension connects), the rest (each panel's sentence, the numbers' tables) in a ``<details>``
+    element below it. A picture without a description is a warning (an error in the book's strict build),
+    and the image would be read out by its file name.
     """
 
-    mime_priority_overrides = [("*", mime_type(language), None) for language in LANGUAGES]
+    mime_priority_overrides = [
+        ("*", edition_type(language), None) for language in LANGUAGES for edition_type in (mime_type, html_type)
+    ]
 
     @staticmethod
     def handle_mime(renderer, data, inline: bool):
+        if data.mime_type in {html_type(language) for language in LANGUAGES}:  # a table in an edition's language
+            return None if inline else renderer.render_text_html(dataclasses.replace(data, mime_type="text/html"))
         if data.mime_type not in {"image/png", *(mime_type(language) for language in LANGUAGES)}:
             return None
         language = _page_language(renderer)

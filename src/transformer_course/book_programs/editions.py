@@ -66,7 +66,7 @@ def config_elsewhere(root: Path, overlay: dict | None = None) -> dict:
     relative to the configuration file, which is written elsewhere).
     """
     config = yaml.safe_load((root / "_config.yml").read_text(encoding="utf-8"))
-    merged = _laid_over(config, overlay or {})
+    merged = laid_over(config, overlay or {})
     merged.setdefault("execute", {})["cache"] = str((root / EXECUTION_CACHE).resolve())
     extensions = merged.get("sphinx", {}).get("local_extensions", {})
     for name, path in extensions.items():
@@ -82,11 +82,12 @@ def write_config(root: Path, name: str, config: dict) -> Path:
     return path
 
 
-def _laid_over(base: dict, overlay: dict) -> dict:
+def laid_over(base: dict, overlay: dict) -> dict:
+    """``overlay`` laid over ``base``, key by key (an edition's settings over ``_config.yml``)."""
     merged = dict(base)
     for key, value in overlay.items():
         both_tables = isinstance(value, dict) and isinstance(base.get(key), dict)
-        merged[key] = _laid_over(base[key], value) if both_tables else value
+        merged[key] = laid_over(base[key], value) if both_tables else value
     return merged
 
 
@@ -110,11 +111,12 @@ def build_edition(root: Path, language: str, strict: bool = False) -> Path:
     return site
 
 
-def translated_toc(root: Path, language: str) -> Path:
+def translated_toc(root: Path, language: str, name: str | None = None) -> Path:
     """``_toc.yml`` with its part captions translated, from the root page's catalog, where they are extracted.
 
     Sphinx translates a caption on the root page, but the navigation beside every page is built from
-    the table of contents itself, so the edition gets one of its own (``_build/_toc_<language>.yml``).
+    the table of contents itself, so the edition gets one of its own (``_build/_toc_<name>.yml``, by default
+    ``<language>``; each build of its own file, as builds may run at the same time).
     """
     from babel.messages.pofile import read_po
 
@@ -123,7 +125,7 @@ def translated_toc(root: Path, language: str) -> Path:
         translations = {message.id: message.string for message in read_po(handle) if message.string}
     for part in toc.get("parts", []):
         part["caption"] = translations.get(part["caption"], part["caption"])
-    path = root / BUILD / f"_toc_{language}.yml"
+    path = root / BUILD / f"_toc_{name or language}.yml"
     path.write_text(yaml.safe_dump(toc, allow_unicode=True, sort_keys=False), encoding="utf-8")
     return path
 

@@ -7,9 +7,11 @@
 A screen reader cannot see a plot, and a notebook output has no text alternative of its own (Sphinx
 falls back to the image's file name). :func:`describe` reads a matplotlib Figure's artists, the data
 the cell drew, not a caption written beside it: each panel's title and axes, every labelled line
-(where it starts, ends and turns), heat maps (their size, range and each row's largest cell), bars,
-points, and the words of a diagram in reading order; and tables of the numbers. Its words come in
-every edition's language (:data:`WORDS`); the figure's own labels are quoted as drawn.
+(where it starts, ends and turns), heat maps (their size, range and each row's largest cell; or,
+where a colour bar names the colours with words, as a mask's key does, how many cells of each and
+where they are), bars, points, and the words of a diagram in reading order; and tables of the
+numbers. Its words come in every edition's language (:data:`WORDS`); the figure's own labels are
+quoted as drawn.
 
 :func:`describe_every_figure_shown` makes IPython attach the descriptions of every language to every
 Figure a cell shows (``plt.show()``, the inline backend's end of cell, ``display(figure)``), in the
@@ -68,6 +70,15 @@ WORDS = {
         "words": "labels, top to bottom: {words}",
         "edges": "{count} connections drawn",
         "colour scale": "colour scale {label} from {low} to {high}",
+        "colour key": "colour key{label}: {entries}",
+        "key entry": "{word} ({shade})",
+        "light": "light",
+        "dark": "dark",
+        "cells": "{rows} × {columns} cells: {counts}",
+        "count of": "{count} {word}",
+        "cells of each row": "{word}, row by row: {pairs}",
+        "row cells": "{row} → {columns}",
+        "no cell": "none",
         "series": "series",
         "unlabelled": "unlabelled",
         "row": "row",
@@ -115,6 +126,15 @@ WORDS = {
         "words": "标签（自上而下）：{words}",
         "edges": "画有 {count} 条连线",
         "colour scale": "颜色刻度 {label} 从 {low} 到 {high}",
+        "colour key": "颜色图例{label}：{entries}",
+        "key entry": "{word}（{shade}）",
+        "light": "浅色",
+        "dark": "深色",
+        "cells": "{rows} 行 × {columns} 列的格子：{counts}",
+        "count of": "{count} 个{word}",
+        "cells of each row": "各行中{word}的格子：{pairs}",
+        "row cells": "{row} → {columns}",
+        "no cell": "无",
         "series": "序列",
         "unlabelled": "未命名",
         "row": "行",
@@ -366,7 +386,63 @@ def _heat_maps(ax) -> list[tuple[np.ndarray, object]]:
     return found
 
 
-def _describe_heat_map(values: np.ndarray, ax, said: dict, panel: str) -> tuple[list[str], list[Table]]:
+def _word_ticks(colour_bar) -> dict[float, str]:
+    """{value: word} of a colour bar whose ticks are all words (a mask's "blocked", "may attend"), else {}."""
+    axis = colour_bar.ax.yaxis if colour_bar.orientation == "vertical" else colour_bar.ax.xaxis
+    locations = [float(location) for location in axis.get_majorticklocs()]
+    labels = [plain(str(label)) for label in axis.get_major_formatter().format_ticks(locations)]
+    if locations and all(label and not _is_number(label) for label in labels):
+        return dict(zip(locations, labels))
+    return {}
+
+
+def _colour_key(artist) -> dict[float, str]:
+    """The words that a colour bar of the figure gives this artist's colours: the bar of the same colours and
+    scale whose ticks are words (one key serves every panel drawn alike), as {value: word}; {} if none."""
+    for ax in artist.figure.get_axes():
+        colour_bar = getattr(ax, "_colorbar", None)
+        mappable = getattr(colour_bar, "mappable", None)
+        if mappable is None or mappable.get_cmap() != artist.get_cmap() or mappable.get_clim() != artist.get_clim():
+            continue
+        words = _word_ticks(colour_bar)
+        if words:
+            return words
+    return {}
+
+
+def _describe_categories(values: np.ndarray, key: dict[float, str], row_names: list[str], column_names: list[str],
+                         ax, said: dict, panel: str) -> tuple[list[str], list[Table]]:  # fmt: skip
+    """A heat map whose colours a key names with words: how many cells of each word, and, row by row, the cells of
+    the key's last word (a mask's "may attend"); its table holds the words."""
+    rows, columns = values.shape
+    counts = [said["count of"].format(count=int((values == value).sum()), word=word) for value, word in key.items()]
+    sentences = [said["cells"].format(rows=rows, columns=columns, counts=said["comma"].join(counts))]
+    row_label, column_label = plain(ax.get_ylabel()), plain(ax.get_xlabel())
+    if row_label and column_label:
+        sentences.append(said["heat axes"].format(rows=row_label, columns=column_label))
+    last, word = list(key.items())[-1]
+    if rows <= 12:
+        pairs = [
+            said["row cells"].format(
+                row=row_names[r],
+                columns=said["comma"].join(column_names[c] for c in range(columns) if values[r, c] == last)
+                or said["no cell"],
+            )
+            for r in range(rows)
+        ]
+        sentences.append(said["cells of each row"].format(word=word, pairs=said["list"].join(pairs)))
+    caption = said["table"].format(what=panel)
+    shown = min(rows, TABLE_ROWS)
+    if shown < rows:
+        caption += said["first rows"].format(shown=shown, count=rows)
+    table_rows = [[row_names[r], *(key.get(float(v), number(v)) for v in values[r])] for r in range(shown)]
+    corner = f"{row_label or said['row']} \\ {column_label or said['column']}"
+    return sentences, [Table(caption, [corner, *column_names], table_rows)]
+
+
+def _describe_heat_map(
+    values: np.ndarray, ax, said: dict, panel: str, key: dict | None = None
+) -> tuple[list[str], list[Table]]:
     if values.ndim == 3:  # RGB(A): a picture, not numbers
         return [said["image"].format(rows=values.shape[0], columns=values.shape[1])], []
     if values.ndim == 1:
@@ -377,6 +453,8 @@ def _describe_heat_map(values: np.ndarray, ax, said: dict, panel: str) -> tuple[
     finite = np.isfinite(values)
     if not finite.any():
         return [said["image"].format(rows=rows, columns=columns)], []
+    if key and set(np.unique(values[finite]).tolist()) <= set(key):
+        return _describe_categories(values, key, row_names, column_names, ax, said, panel)
     filled = np.where(finite, values, -np.inf)
     row, column = np.unravel_index(int(np.argmax(filled)), values.shape)
     sentences = [
@@ -519,8 +597,8 @@ def _axis_sentence(ax, which: str, said: dict) -> str | None:
 def _describe_axes(ax, said: dict, panel: str) -> tuple[str, list[str], list[Table], str]:
     """One panel: its kind, its sentences, its tables, and its most telling sentence (for the short text)."""
     sentences, tables, kinds = [], [], []
-    for values, _ in _heat_maps(ax):
-        found, found_tables = _describe_heat_map(values, ax, said, panel)
+    for values, artist in _heat_maps(ax):
+        found, found_tables = _describe_heat_map(values, ax, said, panel, _colour_key(artist))
         sentences += found
         tables += found_tables
         kinds.append("picture" if values.ndim == 3 else "heat map")
@@ -553,6 +631,12 @@ def _describe_axes(ax, said: dict, panel: str) -> tuple[str, list[str], list[Tab
     return said[kinds[0]] if kinds else said["empty"], sentences, tables, summary
 
 
+def _luminance(rgba) -> float:
+    """The relative luminance of a colour (WCAG's), 0 for black, 1 for white."""
+    channels = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in rgba[:3]]
+    return 0.2126 * channels[0] + 0.7152 * channels[1] + 0.0722 * channels[2]
+
+
 def describe(figure, language: str = "en") -> Description:
     """A matplotlib Figure (or the Figure of an Axes) in words, in ``language`` (see the module docstring)."""
     said = _words(language)
@@ -580,7 +664,18 @@ def describe(figure, language: str = "en") -> Description:
     for colour_bar in (ax._colorbar for ax in figure.get_axes() if _is_colour_bar(ax)):
         low, high = colour_bar.mappable.get_clim()
         label = _quoted(plain(colour_bar.ax.get_ylabel()), said)
-        scale = said["colour scale"].format(label=label, low=number(low), high=number(high))
+        words = _word_ticks(colour_bar)
+        if words:  # a key: each word with the shade it names
+            mappable = colour_bar.mappable
+            entries = [
+                said["key entry"].format(
+                    word=word, shade=said["dark" if _luminance(mappable.to_rgba(value)) < 0.5 else "light"]
+                )
+                for value, word in words.items()
+            ]
+            scale = said["colour key"].format(label=f" {label}" if label else "", entries=said["comma"].join(entries))
+        else:
+            scale = said["colour scale"].format(label=label, low=number(low), high=number(high))
         details.append(scale + said["sentence end"])
     figure_words = _words_in_reading_order(figure.texts)
     if figure_words:

@@ -6,6 +6,8 @@
 =========================  ======================================================================
 :func:`draw_qkv`           Q, K and V as products of X with W^Q, W^K, W^V (chapter 1)
 :func:`draw_head_split`    ``split_heads`` and ``merge_heads`` on a real projection (chapter 2)
+:func:`draw_decoder_masks` the padding, causal and target masks of one sentence (chapter 4)
+:func:`draw_mask_graphs`   masks and the undirected graphs they make, with their λ₂ (chapter 4)
 :func:`draw_sublayer_wiring`  Post-LN against Pre-LN, as ``SublayerConnection`` runs them (chapter 5)
 :func:`draw_path_lengths`  which positions one layer connects, and the path first to last (chapter 6)
 :func:`draw_batch_padding` random against length-bucketed batches, padding shaded (chapter 8)
@@ -16,6 +18,10 @@ Every function returns its :class:`~matplotlib.figure.Figure`; the shapes, count
 its labels are read from the tensors it was given, never typed, as in :mod:`.diagrams`. Each draws
 its words in English or in Chinese (``language="zh_CN"``, the words of :data:`WORDS`), for the
 book's two editions (:mod:`.edition_figures`).
+
+A mask is drawn one way everywhere, in the book and in the exercise notebooks: a cell whose query may
+attend to its key (``True``) is dark, a blocked one (``False``) white, :data:`MASK_COLOURS`, and every
+mask picture carries a key that says so (:func:`add_mask_key`).
 """
 
 from __future__ import annotations
@@ -28,19 +34,24 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 from matplotlib.axes import Axes
+from matplotlib.colorbar import Colorbar
+from matplotlib.colors import ListedColormap
 from matplotlib.figure import Figure
+from matplotlib.image import AxesImage
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 from torch import Tensor, nn
 
 from .. import decoding
 from ..data.batching import bucketed_batches, random_batches
-from ..masks import causal_mask, local_window_mask
+from ..masks import causal_mask, local_window_mask, padding_and_causal_mask, padding_mask
 from ..multi_head_attention import MultiHeadAttention
 from ..sublayers import SublayerConnection
 from .diagrams import EDGE, HIGHLIGHT, PLAIN
 from .edition_figures import words
 
 MATRIX_COLOURS = "RdBu_r"
+# The colours of a mask's False (blocked) and True (may attend) cells: dark = may attend, in the book and the notebooks.
+MASK_COLOURS = ("white", "dimgray")
 HEAD_COLOURS = ("#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#b279a2", "#eeca3b", "#9d755d")
 
 # The pictures' words, by language (the glossary's terms); counts, shapes and scores are filled in.
@@ -77,6 +88,19 @@ WORDS = {
         "step": "step",
         "beam rank": "beam rank",
         "beam search": "Beam search, {beams} beams: the hypotheses kept, with log P(y | x)",
+        "blocked": "blocked",
+        "may attend": "may attend",
+        "padding mask": "padding mask, sentence {sentence}\n(broadcast over the queries)",
+        "causal mask": "causal mask",
+        "target mask": "target mask, sentence {sentence}\n= padding AND causal",
+        "key (token id)": "key (token id)",
+        "query position": "query position",
+        "query": "query",
+        "encoder": "encoder",
+        "causal": "causal",
+        "block": "block",
+        "local window": "local window",
+        "named mask": "{name} mask",
     },
     "zh_CN": {
         "X": "X：{count} 个词元\n{shape}",
@@ -110,6 +134,19 @@ WORDS = {
         "step": "步",
         "beam rank": "束内排名",
         "beam search": "束搜索，束宽 {beams}：每一步保留的假设及其 log P(y | x)",
+        "blocked": "被屏蔽",
+        "may attend": "可以关注",
+        "padding mask": "填充掩码，第 {sentence} 句\n（沿查询方向广播）",
+        "causal mask": "因果掩码",
+        "target mask": "目标掩码，第 {sentence} 句\n= 填充 AND 因果",
+        "key (token id)": "键（词元 id）",
+        "query position": "查询位置",
+        "query": "查询",
+        "encoder": "编码器",
+        "causal": "因果",
+        "block": "分块",
+        "local window": "局部窗口",
+        "named mask": "{name}掩码",
     },
 }
 
@@ -179,6 +216,86 @@ def draw_head_split(attention: MultiHeadAttention, x: Tensor, language: str = "e
             spine.set(edgecolor=HEAD_COLOURS[head % len(HEAD_COLOURS)], linewidth=2, visible=True)
     shapes = {"projected": _shape(projected), "heads": _shape(heads), "merged": _shape(merged)}
     fig.suptitle(said["split"].format(**shapes), fontsize=9)
+    return fig
+
+
+def draw_mask(mask: Tensor, ax: Axes) -> AxesImage:
+    """A bool mask ``(L_q, L_k)`` on ``ax`` in :data:`MASK_COLOURS`: one row per query, one column per key."""
+    mask = torch.as_tensor(mask).detach().cpu()
+    if mask.dtype != torch.bool or mask.dim() != 2:
+        raise ValueError(f"draw_mask expects a 2-D bool mask, got {mask.dtype} of shape {tuple(mask.shape)}")
+    # Two colours, False at 0 and True at 1: each value sits in the middle of its colour's half of the scale.
+    return ax.imshow(mask.float().numpy(), cmap=ListedColormap(MASK_COLOURS), vmin=-0.5, vmax=1.5)
+
+
+def add_mask_key(image: AxesImage, axes, language: str = "en", **settings) -> Colorbar:
+    """The key of mask pictures drawn by :func:`draw_mask`: a colour bar of its two colours, named."""
+    said = words(WORDS, language)
+    key = image.figure.colorbar(image, ax=axes, ticks=[0, 1], **settings)
+    key.set_ticklabels([said["blocked"], said["may attend"]])
+    return key
+
+
+def draw_decoder_masks(tokens: Tensor, pad_id: int, sentence: int = 0, language: str = "en") -> Figure:
+    """The package's padding mask (broadcast over the queries), causal mask and target mask (their AND)
+    of sentence ``sentence`` of ``tokens`` ``(batch, L)``, side by side, the keys labelled by their token ids."""
+    said = words(WORDS, language)
+    length = tokens.size(1)
+    panels = {
+        said["padding mask"].format(sentence=sentence + 1): padding_mask(tokens, pad_id)[sentence, 0].expand(
+            length, length
+        ),
+        said["causal mask"]: causal_mask(length),
+        said["target mask"].format(sentence=sentence + 1): padding_and_causal_mask(tokens, pad_id)[sentence, 0],
+    }
+    fig, axes = plt.subplots(1, 3, figsize=(10.5, 3.4))
+    for ax, (title, mask) in zip(axes, panels.items()):
+        image = draw_mask(mask, ax)
+        ax.set_title(title, fontsize=9)
+        ax.set_xticks(range(length), [str(token) for token in tokens[sentence].tolist()])
+        ax.set_yticks(range(length), [str(position) for position in range(1, length + 1)])
+        ax.set_xlabel(said["key (token id)"])
+    axes[0].set_ylabel(said["query position"])
+    add_mask_key(image, axes, language, fraction=0.025)
+    return fig
+
+
+def undirected_adjacency(mask: Tensor) -> Tensor:
+    """A_ij = 1 when i may attend to j or j to i (no self-loops): the graph of who can mix with whom in one layer."""
+    adjacency = (mask | mask.T).double()
+    adjacency.fill_diagonal_(0)
+    return adjacency
+
+
+def draw_mask_graphs(masks: dict[str, Tensor], lambda_2: dict[str, float], language: str = "en") -> Figure:
+    """Each mask ``(n, n)`` over the undirected graph it makes (tokens on a circle, an edge where either token may
+    attend to the other), titled with its algebraic connectivity ``lambda_2[name]``. The names are those of
+    :data:`WORDS` (``"encoder"``, ``"causal"``, ``"block"``, ``"local window"``)."""
+    said = words(WORDS, language)
+    n = next(iter(masks.values())).size(0)
+    angles = np.pi / 2 - 2 * np.pi * np.arange(n) / n
+    xs, ys = np.cos(angles), np.sin(angles)
+    fig, axes = plt.subplots(2, len(masks), figsize=(2.9 * len(masks), 5.6), squeeze=False)
+    for column, (name, mask) in enumerate(masks.items()):
+        image = draw_mask(mask, axes[0, column])
+        axes[0, column].set_title(said["named mask"].format(name=said[name]), fontsize=9)
+        axes[0, column].set_xticks(range(n), range(1, n + 1))
+        axes[0, column].set_yticks(range(n), range(1, n + 1))
+        ax = axes[1, column]
+        adjacency = undirected_adjacency(mask)
+        for i in range(n):
+            for j in range(i + 1, n):
+                if adjacency[i, j]:
+                    ax.plot([xs[i], xs[j]], [ys[i], ys[j]], color="C0", linewidth=1.2, zorder=1)
+        ax.scatter(xs, ys, s=320, color="white", edgecolor="black", zorder=2)
+        for i in range(n):
+            ax.text(xs[i], ys[i], str(i + 1), ha="center", va="center", fontsize=9, zorder=3)
+        ax.set_title(f"$\\lambda_2$ = {lambda_2[name]:.3f}", fontsize=9)
+        ax.set(xlim=(-1.3, 1.3), ylim=(-1.3, 1.3), aspect="equal")
+        ax.axis("off")
+    axes[0, 0].set_ylabel(said["query"])
+    fig.tight_layout()
+    add_mask_key(image, axes[0], language, fraction=0.02)
     return fig
 
 

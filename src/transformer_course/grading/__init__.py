@@ -4,11 +4,14 @@ The map, by the two seams: the chain of steps that grades a class, and the sandb
 
 **The chain** (:mod:`.autograde` runs its steps in this order, one module each):
 :mod:`.self_test` (can a sandbox import the course?), :mod:`.intake` (a folder read as data),
-:mod:`.class_grading` (each submission's steps, a few at a time), :mod:`.nbgrader_steps` (restore the
+:mod:`.class_list` (what the roster and the LMS say of each submission, before it is graded),
+:mod:`.class_grading` (each submission's steps, a few at a time), :mod:`.kept_submissions` (what was handed in,
+kept in ``submitted/``, earlier versions beside it), :mod:`.nbgrader_steps` (restore the
 test cells, then record the grades, with nbgrader's own steps), :mod:`.sandboxed_run` (one submission
 run, in a worker of :mod:`.workers`), whose test cells :mod:`.judging` judges (visible and hidden tests,
 a correct answer in a failed part's place, the verdict), :mod:`.review` (what the instructor should look
-at), :mod:`.feedback` (the learner's page) and :mod:`.report` (the run record and ``grades.csv``). Each
+at), :mod:`.written_answers` (a manual score and the version of the answer it was given to), :mod:`.feedback`
+(the learner's page) and :mod:`.report` (``grades.csv``, from the gradebook and :mod:`.run_record`). Each
 step fills in its part of one record per student, :mod:`.submission`; how a submission ended is said in
 one vocabulary, :mod:`.status`.
 
@@ -21,8 +24,12 @@ without what the learner writes) and :mod:`.limits`.
 
 **The course and the other commands**: :mod:`.course`, :mod:`.policy` (``grading.yml``), :mod:`.nbgrader_cells`
 (nbgrader's cell metadata), :mod:`.release` and :mod:`.notebook_translation`, :mod:`.exchange` (nbgrader's
-exchange in one language), the learner's :mod:`.check`, :mod:`.gradebook`, :mod:`.roster`, :mod:`.lateness`,
-:mod:`.lms`, :mod:`.exports`, :mod:`.similarity`, :mod:`.publish`, and :mod:`.commands`, the command line.
+exchange in one language), the learner's :mod:`.check` (with :mod:`.cell_errors`, the cell that caused a
+failure, which the feedback page shows too), :mod:`.gradebook`, :mod:`.roster`, :mod:`.lateness`,
+:mod:`.submission_times`, :mod:`.lms` (the LMSs' downloads), :mod:`.exports` (their grade imports),
+:mod:`.lms_feedback` (their bulk feedback uploads), :mod:`.pending`, :mod:`.similarity`, :mod:`.publish` (with
+:mod:`.answer_key`, the answers it looks for), and the command line: :mod:`.commands` and :mod:`.after_grading`,
+on :mod:`.command_line` (what every command shares) and :mod:`.terminal` (what they print, escaped).
 """
 
 import sys

@@ -1,10 +1,11 @@
 """Autograde a class: every submission graded into nbgrader's gradebook, with feedback, by one grader process.
 
-    transformer-course autograde ASSIGNMENT SUBMISSIONS_DIR [--out grades.csv] [--jobs N] [--scheduler tcp://HOST:PORT]
+    transformer-course autograde ASSIGNMENT SOURCE [--out grades.csv] [--jobs N] [--scheduler tcp://HOST:PORT]
 
-``SUBMISSIONS_DIR`` holds ``<student_id>/<notebook>.ipynb`` or nbgrader's own layout,
+``SOURCE`` holds ``<student_id>/<notebook>.ipynb`` or nbgrader's own layout,
 ``<student_id>/<assignment>/<notebook>.ipynb`` — nbgrader's ``submitted/`` itself, after ``nbgrader
-collect`` or ``zip_collect``, is graded in place. **Nothing in it is changed or removed.** A run is a
+collect`` or ``zip_collect``, is graded in place (with ``--lms``, an LMS's download is first taken into such a
+folder: :mod:`transformer_course.grading.lms`). **Nothing in it is changed or removed.** A run is a
 chain of steps, each with one job and each in a module of its own:
 
 1. **self-test**: start one sandbox with the course's interpreter and import what a notebook
@@ -13,11 +14,14 @@ chain of steps, each with one job and each in a module of its own:
 2. **register** the assignment in the gradebook (nbgrader's ``generate_assignment``);
 3. **intake** each folder (:mod:`transformer_course.grading.intake`): a valid student id, regular
    files only, the notebook rebuilt in memory from what grading needs, stripped nbgrader metadata
-   given back, the submission time read; what was handed in is kept, byte for byte, in nbgrader's
-   ``submitted/<student_id>/<assignment>/`` (beside what is there, unless it was read from there);
+   given back, the submission time read; then what the **class list** and the LMS say of each
+   (:mod:`transformer_course.grading.class_list`: the roster's extension, the LMS's time and files, the
+   due date given), before anything is graded;
 4. **grade** each submission, a few at a time (:mod:`transformer_course.grading.class_grading`):
-   **restore** it with nbgrader's sanitising steps, which put back test cells that were edited or
-   deleted (:mod:`transformer_course.grading.nbgrader_steps`); **run** it in a worker
+   **restore** it: what was handed in kept, byte for byte, in nbgrader's
+   ``submitted/<student_id>/<assignment>/`` (an earlier version moved beside it:
+   :mod:`transformer_course.grading.kept_submissions`), then nbgrader's sanitising steps, which put back test
+   cells that were edited or deleted (:mod:`transformer_course.grading.nbgrader_steps`); **run** it in a worker
    (:mod:`transformer_course.grading.workers`: a process of this machine or a Dask worker), in a fresh
    sandbox, where its hidden tests are **judged** (:mod:`transformer_course.grading.sandboxed_run`);
    **review** the learner's cells meanwhile, within a time and size bound
@@ -26,8 +30,9 @@ chain of steps, each with one job and each in a module of its own:
    (:mod:`transformer_course.grading.report`). A progress bar counts the class;
 5. **feedback**: each graded submission's feedback page as soon as its grades are recorded
    (:mod:`transformer_course.grading.feedback`);
-6. **report**: ``grades.csv`` written from the gradebook and the run record — every student the
-   assignment has, so that regrading some students keeps everyone else's row.
+6. **report**: a ``missing`` row for each student on the roster whom no run has graded, then
+   ``grades.csv`` written from the gradebook and the run record — every student the assignment has, so
+   that regrading some students keeps everyone else's row.
 
 Only step 4's runs leave this process; the gradebook, ``autograded/``, the feedback and the CSV are
 written here alone, after the run's processes are dead. One broken or hostile submission — a folder
@@ -45,16 +50,19 @@ import tempfile
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
 from .class_grading import ClassGrading
+from .class_list import ClassList
 from .course import Course, GradingContext, read_json_notebook
 from .intake import Given, student_folders, take_in
 from .limits import GradingLimits
+from .lms import Unpacked
 from .nbgrader_steps import NbgraderSteps, forget
 from .release import setup_cell
-from .report import CSV_COLUMNS, class_rows, keep_in_run_record, write_csv
+from .report import CSV_COLUMNS, class_rows, write_csv
 from .roster import Student
 from .sandbox import check_bubblewrap, remove_cgroups
 from .sandboxed_run import PackageArchive, SubmissionRun
@@ -81,9 +89,10 @@ def autograde(
     out: Path | None = None,
     fresh: bool = False,
     roster: dict[str, Student] | None = None,
-    late: set[str] = frozenset(),
+    download: Unpacked | None = None,
     due: datetime | None = None,
     times: dict[str, datetime] | None = None,
+    regrade_changed_answers: bool = False,
     sandbox: bool = True,
     scheduler: str | None = None,
     progress: bool = False,
@@ -98,15 +107,16 @@ def autograde(
         limits: time, memory and process limits.
         db_url: SQLAlchemy URL of the gradebook (default: SQLite ``gradebook.db`` in the root).
         out: where to write the grades CSV (optional): a row for every student of the assignment, this run's
-            updated and the others kept as the gradebook has them.
-        fresh: ``out`` holds this run's students only.
-        roster: the class (:func:`transformer_course.grading.roster.read_roster`): every student on it gets a row,
-            ``missing`` with score 0 when nothing was handed in, and a folder of someone not on it is flagged.
-        late, due, times: what the LMS says: the students whose work it marked late (said in their review), the due
-            date (in place of ``grading.yml``'s) and each student's submission time (in place of ``timestamp.txt``).
+            updated and the others kept as the gradebook has them (``fresh``: this run's students only).
+        roster: the class (:mod:`transformer_course.grading.class_list`): a student on it never graded gets a
+            ``missing`` row with score 0 (one graded before keeps theirs); a folder of someone not on it is flagged.
+        download, due, times: what the LMS says: what :func:`transformer_course.grading.lms.unpack` took from its
+            download (``submissions`` is then the folder it wrote), the due date (in place of ``grading.yml``'s,
+            kept in the run record) and each student's submission time (in place of ``timestamp.txt``).
+        regrade_changed_answers: clear a manual score given to another version of a written answer (else the review
+            names it: :mod:`transformer_course.grading.written_answers`).
         sandbox: run each submission in bubblewrap's sandbox (False gives up its protection).
-        scheduler: address of a Dask scheduler (``tcp://HOST:PORT``) whose workers run the submissions;
-            None runs them in processes of this machine (:mod:`transformer_course.grading.workers`).
+        scheduler: a Dask scheduler (``tcp://HOST:PORT``) whose workers run the submissions (None: processes here).
         progress: show a progress bar over the class on standard error.
 
     Returns:
@@ -123,36 +133,44 @@ def autograde(
         raise NotADirectoryError(f"submissions directory {submissions} does not exist")
     if sandbox:
         check_bubblewrap()
-    limits = limits or GradingLimits()
-    graded = _grade_class(context, submissions, jobs, limits, sandbox, scheduler, progress)
-    graded = _with_the_class_list(context, graded, roster, late, times or {})
+    class_list = ClassList(roster, download, times or {}, due)
+    options = _Options(jobs, limits or GradingLimits(), sandbox, scheduler, progress, regrade_changed_answers)
+    graded = _grade_class(context, submissions, class_list, options)
+    graded = sorted(graded + class_list.never_graded(context, graded), key=lambda submission: submission.student_id)
     return _report(context, due, graded, out, fresh)
 
 
+@dataclass(frozen=True)
+class _Options:
+    """How the class is graded: the arguments of :func:`autograde` that say so."""
+
+    jobs: int | None
+    limits: GradingLimits
+    sandbox: bool
+    scheduler: str | None
+    progress: bool
+    regrade_changed_answers: bool
+
+
 def _grade_class(
-    context: GradingContext,
-    submissions: Path,
-    jobs: int | None,
-    limits: GradingLimits,
-    sandbox: bool,
-    scheduler: str | None,
-    progress: bool,
+    context: GradingContext, submissions: Path, class_list: ClassList, options: _Options
 ) -> list[Submission]:
     """Steps 1 to 5 of the module docstring, for every student folder under ``submissions``."""
-    course, assignment = context.course, context.assignment
+    course, assignment, limits, sandbox = context.course, context.assignment, options.limits, options.sandbox
     cgroup_prefix = f"transformer-course-{uuid.uuid4().hex[:8]}"
     with tempfile.TemporaryDirectory(prefix="autograde-") as scratch, ExitStack() as stack:
-        workers = stack.enter_context(Workers(jobs, scheduler))
+        workers = stack.enter_context(Workers(options.jobs, options.scheduler))
         package = _self_tested_package(context, limits, sandbox, workers, Path(scratch))
         released = _register_assignment(context, Path(scratch))
-        taken_in = _intake(context, submissions, released)
+        taken_in = [class_list.apply(submission) for submission in _intake(context, submissions, released)]
+        taken_in += [class_list.apply(submission) for submission in class_list.unreadable(assignment)]
         runs = {
             path.stem: SubmissionRun.of(course, assignment, path.stem, {}, package, limits, sandbox, cgroup_prefix)
             for path in course.source_notebooks(assignment)
         }
-        class_grading = ClassGrading(context, NbgraderSteps(context), runs)
+        class_grading = ClassGrading(context, NbgraderSteps(context), runs, options.regrade_changed_answers)
         try:
-            graded = class_grading.grade(taken_in, workers, progress)
+            graded = class_grading.grade(taken_in, workers, options.progress)
         finally:
             remove_cgroups(cgroup_prefix)
     if class_grading.starts.stopped is not None:
@@ -211,35 +229,6 @@ def _report(
     if out is not None:
         write_csv(submissions if fresh else sorted(rows.values(), key=lambda row: row.student_id), Path(out))
     return submissions
-
-
-def _with_the_class_list(
-    context: GradingContext,
-    graded: list[Submission],
-    roster: dict[str, Student] | None,
-    late: set[str],
-    times: dict[str, datetime],
-) -> list[Submission]:
-    """This run's submissions with what the class list and the LMS say: a ``missing`` row (score 0) for each student on
-    ``roster`` who handed nothing in, a folder whose id is not on it flagged, extensions and the LMS's submission
-    times kept in the run record, and work the LMS marked late without a time said in the review."""
-    for submission in graded:
-        if roster is not None and submission.student_id not in roster:
-            submission.findings.append(f"{submission.student_id} is not on the roster")
-        submission.submitted_at = times.get(submission.student_id, submission.submitted_at)
-        if submission.student_id in late and submission.submitted_at is None:
-            submission.findings.append(
-                "the LMS marked this submission late; no time was given, so no late penalty was charged"
-            )
-        if roster is not None and submission.student_id in roster:
-            submission.extension_days = roster[submission.student_id].extension_days
-        keep_in_run_record(context.course.root, submission)
-    handed_in = {submission.student_id for submission in graded}
-    for student_id in [] if roster is None else [student for student in roster if student not in handed_in]:
-        missing = Submission.nothing_handed_in(student_id, context.assignment)
-        keep_in_run_record(context.course.root, missing)
-        graded.append(missing)
-    return sorted(graded, key=lambda submission: submission.student_id)
 
 
 def _with_points(submission: Submission, row: Submission | None) -> Submission:

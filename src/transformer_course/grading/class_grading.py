@@ -4,17 +4,19 @@ recorded and given its feedback page, a few at a time.
 :class:`ClassGrading` takes the class as intake took it in (one
 :class:`~transformer_course.grading.submission.Submission` each) and passes each submission through its steps:
 
-1. **restore** (:meth:`ClassGrading._restore`): what was handed in kept in ``submitted/``, manual scores no
-   instructor saved removed, and the notebooks restored with nbgrader's steps
-   (:mod:`transformer_course.grading.nbgrader_steps`);
+1. **restore** (:meth:`ClassGrading._restore`): what was handed in kept in ``submitted/`` (the earlier version
+   beside it), manual scores no instructor saved removed, a manual score given to another version of a written
+   answer said (or cleared, when asked: :mod:`transformer_course.grading.written_answers`), and the notebooks
+   restored with nbgrader's steps (:mod:`transformer_course.grading.nbgrader_steps`);
 2. **run** in a worker (:mod:`transformer_course.grading.workers`,
    :func:`transformer_course.grading.sandboxed_run.run_notebooks`), while a thread **reviews** the learner's
    cells (:func:`transformer_course.grading.review.bounded_review`);
 3. **record** (:meth:`ClassGrading._finish`): the run's outcome written into the submission, its grades into the
    gradebook and ``autograded/`` (nbgrader's steps again);
-4. **feedback** (:meth:`ClassGrading._feedback`): the learner's page;
+4. **feedback** (:meth:`ClassGrading._feedback`): the learner's page, once the run record holds the
+   submission (the page reads its late penalty from there, as ``grades.csv`` does);
 
-and keeps each one's status in the run record (:func:`transformer_course.grading.report.keep_in_run_record`)
+and keeps each one's status in the run record (:func:`transformer_course.grading.run_record.keep_in_run_record`)
 as it ends. :class:`FailedStarts` counts the submissions in a row whose kernel could not start: past
 :data:`STOP_AFTER_FAILED_STARTS` the fault is the grader's, and no further run is sent.
 """
@@ -31,15 +33,16 @@ from tqdm.auto import tqdm
 
 from .course import GradingContext
 from .feedback import write_feedback
-from .gradebook import remove_unreviewed_manual_scores
-from .intake import keep_submitted
+from .gradebook import clear_manual_scores, remove_unreviewed_manual_scores, reviewed_manual_scores
+from .kept_submissions import keep_submitted
 from .nbgrader_steps import NbgraderSteps
-from .report import keep_in_run_record
 from .review import bounded_review
+from .run_record import keep_in_run_record, read_records
 from .sandboxed_run import SubmissionRun, run_notebooks
 from .status import Status, worst
 from .submission import Submission
 from .workers import Workers
+from .written_answers import WrittenAnswer, follow, written_answer_texts
 
 # Submissions in a row whose kernel could not start before the run is stopped as the grader's fault.
 STOP_AFTER_FAILED_STARTS = 3
@@ -75,10 +78,18 @@ class ClassGrading:
     recorded as they come and a run that is stopped (:class:`FailedStarts`) has sent no more.
     """
 
-    def __init__(self, context: GradingContext, steps: NbgraderSteps, runs: dict[str, SubmissionRun]):
+    def __init__(
+        self,
+        context: GradingContext,
+        steps: NbgraderSteps,
+        runs: dict[str, SubmissionRun],
+        regrade_changed_answers: bool = False,
+    ):
         self.context, self.steps, self.runs = context, steps, runs
         self.course, self.assignment = context.course, context.assignment
+        self.regrade_changed_answers = regrade_changed_answers
         self.starts = FailedStarts()
+        self.before = read_records(self.course.root, self.assignment)  # each student's record from earlier runs
 
     def grade(self, submissions: list[Submission], workers: Workers, progress: bool) -> list[Submission]:
         graded: list[Submission] = []
@@ -140,9 +151,36 @@ class ClassGrading:
         submission.findings += remove_unreviewed_manual_scores(
             self.context.db_url, self.course.course_id, self.assignment, submission.student_id
         )
+        submission.findings += self._follow_written_answers(submission)
         notebooks = self.steps.restore(submission.student_id, submission.notebooks, submission.submitted_at)
         submission.seconds["gradebook"] = time.perf_counter() - started
         return notebooks
+
+    def _follow_written_answers(self, submission: Submission) -> list[str]:
+        """The written answers' versions into the submission; a finding for each manual score given to another
+        version of its answer (cleared, with the run's ``regrade_changed_answers``)."""
+        where = (self.context.db_url, self.course.course_id, self.assignment, submission.student_id)
+        scores = reviewed_manual_scores(*where)
+        before = self.before.get(submission.student_id)
+        answers, changed = follow(
+            before.written_answers if before else {}, written_answer_texts(submission.notebooks), scores
+        )
+        findings = []
+        for key in changed:
+            cell, score = key.partition("/")[2], scores[key].score
+            given = f"{cell}: the written answer changed since its manual score of {score:g}"
+            if self.regrade_changed_answers:
+                answers[key] = WrittenAnswer(answers[key].graded)
+                findings.append(f"{given} was given: score and comment cleared, to be graded again")
+            else:
+                findings.append(
+                    f"{given} was given; the score stands: grade it again in formgrader, or autograde with "
+                    "--regrade-changed-answers to clear it"
+                )
+        if self.regrade_changed_answers and changed:
+            clear_manual_scores(*where, changed)
+        submission.written_answers = answers
+        return findings
 
     def _finish(self, flight: _InFlight) -> Submission:
         """A finished run's outcome written into its submission: the review's findings first, then the run's; the
@@ -169,6 +207,7 @@ class ClassGrading:
         if problem is not None:
             submission.end(problem.status, problem.message)
         if submission.status != Status.KERNEL_NOT_STARTED:  # a page of the grader's own failure tells a learner nothing
+            keep_in_run_record(self.course.root, submission)  # what the page reads: its times, its due date
             self._feedback(submission)
         return submission
 

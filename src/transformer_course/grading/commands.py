@@ -1,26 +1,33 @@
-"""``transformer-course release | autograde | self-test | grades | feedback | similarity | publish | check``
-(registered by :mod:`transformer_course.cli`).
+"""``transformer-course release | autograde | self-test | check | publish``, and through
+:mod:`.after_grading` ``grades | feedback | similarity | pending`` (registered by :mod:`transformer_course.cli`).
 
-nbgrader and the Jupyter machinery are imported when one of these commands runs, not when the
-command line starts: ``transformer-course train`` works where only the package is installed
-(``pip install transformer-course``, as on Colab), without the ``grading`` extra.
-
-A mistake in what was asked for (an unknown assignment, a missing directory or file, a file that
-is not a notebook, a ``grading.yml`` that cannot be used) ends the command with one line,
-``error: <what is wrong>``, instead of a traceback: every command runs inside :func:`_command`, the
-one place that says so.
+Each runs inside :func:`transformer_course.grading.command_line.command`, which turns a user's mistake into one
+``error:`` line; nbgrader and the Jupyter machinery are imported when a command runs, not when the command line
+starts (:mod:`.command_line`). Where the ``grading`` extra is missing, a command says so with the ``pip install``
+that adds it to the package as it was installed (:func:`transformer_course.installation.install_command`).
 """
 
 from __future__ import annotations
 
 import argparse
-import functools
 import tempfile
 from collections import Counter
-from collections.abc import Callable
-from dataclasses import fields
 from pathlib import Path
 
+from . import after_grading
+from .command_line import (
+    SOURCE_HELP,
+    UserError,
+    add_course_root,
+    add_limits,
+    add_roster,
+    command,
+    course,
+    due,
+    limits,
+    roster,
+    submissions,
+)
 from .limits import GradingLimits
 
 
@@ -30,21 +37,21 @@ def register(subcommands: argparse._SubParsersAction) -> None:
     _register_autograde(subcommands)
     _register_check(subcommands)
     _register_self_test(subcommands)
-    _register_after_grading(subcommands)
+    after_grading.register(subcommands)
     _register_publish(subcommands)
 
 
 def _register_release(subcommands: argparse._SubParsersAction) -> None:
     parser = subcommands.add_parser("release", help="regenerate exercises/ from solutions/ (instructors)")
     parser.add_argument("assignment", nargs="?", help="assignment to release, e.g. 01-attention (default: all)")
-    parser.add_argument("--course-root", type=Path, help="course directory (default: found from the working directory)")
-    parser.set_defaults(run=_command(run_release))
+    add_course_root(parser)
+    parser.set_defaults(run=command(run_release))
 
 
 def _register_autograde(subcommands: argparse._SubParsersAction) -> None:
     parser = subcommands.add_parser("autograde", help="grade a class's submissions into the gradebook (instructors)")
     parser.add_argument("assignment", help="e.g. 01-attention")
-    parser.add_argument("submissions", type=Path, help="directory of <student_id>/<notebook>.ipynb")
+    parser.add_argument("submissions", metavar="SOURCE", type=Path, help=SOURCE_HELP)
     parser.add_argument(
         "--out", type=Path, default=Path("grades.csv"), help="grades CSV to write (default: grades.csv)"
     )
@@ -63,30 +70,14 @@ def _register_autograde(subcommands: argparse._SubParsersAction) -> None:
         help="run the submissions on the workers of this Dask scheduler (default: worker processes on this machine)",
     )
     parser.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar over the class")
-    parser.add_argument(
-        "--roster",
-        type=Path,
-        help="CSV of the class (student_id, and any of name, email, lms_id, section, extension): everyone on it gets a "
-        "row, missing with score 0 when nothing was handed in",
-    )
-    parser.add_argument(
-        "--lms",
-        choices=("canvas", "moodle"),
-        help="SUBMISSIONS is that LMS's own download (folder or zip), mapped to students through --roster",
-    )
-    parser.add_argument(
-        "--due", type=_due, help="when it was due, e.g. 2026-11-20T23:59:00+01:00 (default: grading.yml)"
-    )
-    parser.add_argument(
-        "--times", type=Path, help="CSV of submission times from the LMS (student_id, time): in place of timestamp.txt"
-    )
+    _add_class_list_options(parser)
     parser.add_argument(
         "--fresh",
         action="store_true",
         help="write only this run's students to --out (default: every student of the assignment, this run's rows "
         "updated and the others kept as the gradebook has them)",
     )
-    _add_limits(parser)
+    add_limits(parser)
     parser.add_argument(
         "--no-sandbox",
         dest="sandbox",
@@ -95,8 +86,42 @@ def _register_autograde(subcommands: argparse._SubParsersAction) -> None:
         "it can read the solutions and other submissions, change the gradebook, and leave processes behind. "
         "Hidden tests are still judged outside the kernel. Only for submissions you trust.",
     )
-    parser.add_argument("--course-root", type=Path, help="course directory (default: found from the working directory)")
-    parser.set_defaults(run=_command(run_autograde))
+    add_course_root(parser)
+    parser.set_defaults(run=command(run_autograde))
+
+
+def _add_class_list_options(parser: argparse.ArgumentParser) -> None:
+    """``autograde``'s options that say who should hand in and what the LMS says: roster, download, due date, times."""
+    add_roster(
+        parser,
+        "everyone on it gets a row, missing with score 0 when no run has graded them (a student graded before and "
+        "absent from this run keeps their row)",
+    )
+    parser.add_argument(
+        "--lms",
+        choices=("canvas", "moodle"),
+        help="SOURCE is that LMS's own download (a zip or its folder), mapped to students through --roster",
+    )
+    parser.add_argument(
+        "--due", type=due, help="when it was due, e.g. 2026-11-20T23:59:00+01:00 (default: grading.yml)"
+    )
+    parser.add_argument(
+        "--times",
+        type=Path,
+        help="submission times from the LMS, in place of timestamp.txt: a CSV of student_id (or lms_id, email) and "
+        "time (2026-11-20T23:59:00+01:00), Moodle's grading worksheet, or Canvas's submissions from its API (JSON)",
+    )
+    parser.add_argument(
+        "--times-zone",
+        metavar="ZONE",
+        help="the time zone of --times's times that name none, e.g. Europe/Berlin (Moodle's worksheet needs it)",
+    )
+    parser.add_argument(
+        "--regrade-changed-answers",
+        action="store_true",
+        help="clear a manual score given to another version of a written answer, so that it is graded again "
+        "(default: keep it, and say so in review)",
+    )
 
 
 def _register_check(subcommands: argparse._SubParsersAction) -> None:
@@ -105,7 +130,7 @@ def _register_check(subcommands: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--cell-timeout", type=int, default=600, help="seconds a cell may run before it is interrupted (default: 600)"
     )
-    parser.set_defaults(run=_command(run_check))
+    parser.set_defaults(run=command(run_check))
 
 
 def _register_self_test(subcommands: argparse._SubParsersAction) -> None:
@@ -114,62 +139,8 @@ def _register_self_test(subcommands: argparse._SubParsersAction) -> None:
         help="test that autograde can run notebooks here: a sandbox with these limits starts a kernel that imports "
         "the course, as autograde does before its first submission (instructors)",
     )
-    _add_limits(parser)
-    parser.set_defaults(run=_command(lambda arguments: run_self_test(_limits(arguments))))
-
-
-def _register_after_grading(subcommands: argparse._SubParsersAction) -> None:
-    """The instructor's commands after autograde: grades, feedback, similarity."""
-    parser = subcommands.add_parser(
-        "grades", help="write grades.csv again from the gradebook, written answers' scores included (instructors)"
-    )
-    parser.add_argument("assignment", help="e.g. 01-attention")
-    parser.add_argument(
-        "--out", type=Path, default=Path("grades.csv"), help="grades CSV to write (default: grades.csv)"
-    )
-    parser.add_argument(
-        "--format",
-        choices=("csv", "canvas", "moodle"),
-        default="csv",
-        help="csv: the course's grades.csv; canvas: Canvas's gradebook import; moodle: Moodle's grade import "
-        "(default: csv)",
-    )
-    parser.add_argument("--roster", type=Path, help="CSV of the class: names, emails and LMS ids for the LMS's file")
-    parser.add_argument(
-        "--due", type=_due, help="when it was due, e.g. 2026-11-20T23:59:00+01:00 (default: grading.yml)"
-    )
-    parser.add_argument("--column", help="the assignment's column in the LMS's file (default: the assignment's name)")
-    _add_gradebook_options(parser)
-    parser.set_defaults(run=_command(run_grades))
-
-    parser = subcommands.add_parser(
-        "feedback",
-        help="make the feedback pages again from the gradebook, written answers' scores included (instructors)",
-    )
-    parser.add_argument("assignment", help="e.g. 01-attention")
-    parser.add_argument(
-        "--zip",
-        type=Path,
-        metavar="DIR",
-        help="also write DIR/<student_id>.zip of each student's pages (an LMS's upload)",
-    )
-    _add_gradebook_options(parser)
-    parser.set_defaults(run=_command(run_feedback))
-
-    parser = subcommands.add_parser(
-        "similarity",
-        help="compare the learners' own code across the class and write an HTML report (instructors; scores unchanged)",
-    )
-    parser.add_argument("assignment", help="e.g. 01-attention")
-    parser.add_argument("submissions", type=Path, help="directory of <student_id>/<notebook>.ipynb, as for autograde")
-    parser.add_argument("--out", type=Path, default=Path("similarity.html"), help="(default: similarity.html)")
-    parser.add_argument(
-        "--threshold", type=float, default=0.5, help="share of one learner's code found in another's that is reported"
-    )
-    parser.add_argument("--roster", type=Path, help="with --lms: the class, mapping the LMS's files to students")
-    parser.add_argument("--lms", choices=("canvas", "moodle"), help="SUBMISSIONS is that LMS's own download")
-    parser.add_argument("--course-root", type=Path, help="course directory (default: found from the working directory)")
-    parser.set_defaults(run=_command(run_similarity))
+    add_limits(parser)
+    parser.set_defaults(run=command(lambda arguments: run_self_test(limits(arguments))))
 
 
 def _register_publish(subcommands: argparse._SubParsersAction) -> None:
@@ -179,132 +150,54 @@ def _register_publish(subcommands: argparse._SubParsersAction) -> None:
         "hidden tests (instructors)",
     )
     parser.add_argument("directory", type=Path, help="an empty or new folder (e.g. a clone of the public repository)")
-    parser.add_argument("--course-root", type=Path, help="course directory (default: found from the working directory)")
-    parser.set_defaults(run=_command(run_publish))
-
-
-def _due(text: str):
-    """``--due``: a date and time with its zone (an argparse type, so that a mistake is argparse's one line)."""
-    from .lateness import LatenessError, parse_due
-
-    try:
-        return parse_due(text, "--due")
-    except LatenessError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
-
-
-def _add_limits(parser: argparse.ArgumentParser, **defaults: int) -> None:
-    """An option for every field of :class:`GradingLimits`, with its default (or the one given here)."""
-    for limit in fields(GradingLimits):
-        parser.add_argument(
-            f"--{limit.name.replace('_', '-')}",
-            type=int,
-            default=defaults.get(limit.name, limit.default),
-            help=f"{limit.metadata['help']} (default: %(default)s)",
-        )
-
-
-def _add_gradebook_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--db-url", help="SQLAlchemy URL of the gradebook (default: sqlite gradebook.db in the course root)"
-    )
-    parser.add_argument("--course-root", type=Path, help="course directory (default: found from the working directory)")
-
-
-def _limits(arguments: argparse.Namespace) -> GradingLimits:
-    return GradingLimits(**{limit.name: getattr(arguments, limit.name) for limit in fields(GradingLimits)})
-
-
-class UserError(Exception):
-    """A mistake in the command line itself (an option missing that another needs): its one ``error:`` line."""
-
-
-def _command(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
-    """``run``, with the errors a user can cause turned into ``SystemExit("error: ...")`` (exit code 1)."""
-
-    @functools.wraps(run)
-    def command(arguments: argparse.Namespace) -> int:
-        try:
-            return run(arguments)
-        except UserError as error:
-            raise SystemExit(f"error: {error}") from None
-        except Exception as error:
-            if isinstance(error, _user_error_types()):
-                raise SystemExit(f"error: {error}") from None
-            raise
-
-    return command
-
-
-def _user_error_types() -> tuple[type[Exception], ...]:
-    """The errors whose message says what the user got wrong (importing them needs the grading packages: where one
-    is missing, that is the user's error to fix)."""
-    try:
-        from nbformat import ValidationError
-        from nbformat.reader import NotJSONError
-
-        from .autograde import GradingStopped
-        from .course import CourseError
-        from .lateness import LatenessError
-        from .sandbox import SandboxUnavailable
-    except ModuleNotFoundError as error:
-        raise SystemExit(
-            f"error: the grading commands need nbgrader and Jupyter ({error.name} is missing): "
-            "pip install 'transformer-course[grading]'"
-        ) from None
-    return (
-        CourseError,
-        LatenessError,
-        GradingStopped,
-        SandboxUnavailable,
-        FileNotFoundError,
-        NotADirectoryError,
-        NotJSONError,
-        ValidationError,
-    )
-
-
-def _course(arguments: argparse.Namespace):
-    from .course import Course, find_course_root
-
-    return Course(find_course_root(arguments.course_root))
+    add_course_root(parser)
+    parser.set_defaults(run=command(run_publish))
 
 
 def run_release(arguments: argparse.Namespace) -> int:
     from .release import release
 
-    course = _course(arguments)
-    for path in release(course, [arguments.assignment] if arguments.assignment else None):
-        print(f"released {path.relative_to(course.root)}")
+    the_course = course(arguments)
+    for path in release(the_course, [arguments.assignment] if arguments.assignment else None):
+        print(f"released {path.relative_to(the_course.root)}")
     return 0
 
 
 def run_autograde(arguments: argparse.Namespace) -> int:
-    limits = _limits(arguments)
+    from .terminal import print_rows, say
+
+    grading_limits = limits(arguments)
     with tempfile.TemporaryDirectory(prefix="lms-download-") as scratch:
         from .autograde import autograde
 
-        course = _course(arguments)
-        roster = _roster(arguments)
-        submissions, late = _submissions(course, arguments, roster, Path(scratch))
+        the_course = course(arguments)
+        class_roster = roster(arguments)
+        folder, download = submissions(the_course, arguments, class_roster, Path(scratch))
+        times = _times(arguments, class_roster)
         results = autograde(
-            course,
+            the_course,
             arguments.assignment,
-            submissions,
+            folder,
             jobs=arguments.jobs,
-            limits=limits,
+            limits=grading_limits,
             db_url=arguments.db_url,
             out=arguments.out,
             fresh=arguments.fresh,
-            roster=roster,
-            late=late,
+            roster=class_roster,
+            download=download,
             due=arguments.due,
-            times=_times(arguments),
+            times=times.times,
+            regrade_changed_answers=arguments.regrade_changed_answers,
             sandbox=arguments.sandbox,
             scheduler=arguments.scheduler,
             progress=arguments.progress,
         )
-    _print_rows(results)
+    print_rows(results)
+    graded = {result.student_id for result in results}
+    for warning in times.warnings:
+        say("warning:", warning)
+    for student_id in sorted(set(times.times) - graded):
+        say("warning: the times file gives a time for", student_id, "who has no submission in this run: not used")
     counts = Counter(result.status for result in results)
     print(
         ", ".join(f"{count} {status}" for status, count in sorted(counts.items()))
@@ -313,124 +206,28 @@ def run_autograde(arguments: argparse.Namespace) -> int:
     return 0
 
 
-def _roster(arguments: argparse.Namespace):
-    if arguments.roster is None:
-        return None
-    from .roster import read_roster
+def _times(arguments: argparse.Namespace, class_roster):
+    from .submission_times import SubmissionTimes, read_submission_times
 
-    return read_roster(arguments.roster)
-
-
-def _times(arguments: argparse.Namespace):
     if arguments.times is None:
-        return None
-    from .lateness import read_times
-
-    return read_times(arguments.times)
-
-
-def _submissions(course, arguments: argparse.Namespace, roster, scratch: Path) -> tuple[Path, set[str]]:
-    """The folder of ``<student_id>/`` folders to read, and the students the LMS marked late: SUBMISSIONS itself, or
-    with ``--lms`` the LMS's download taken into ``scratch`` (:mod:`transformer_course.grading.lms`), where what maps
-    to nobody is said here, one line each, and graded nowhere."""
-    from .lms import unpack
-
-    if not arguments.lms:
-        return arguments.submissions, set()
-    if roster is None:
-        raise UserError("--lms needs --roster: the roster maps the LMS's ids and names to student ids")
-    notebooks = [path.name for path in course.source_notebooks(arguments.assignment)]
-    unpacked = unpack(arguments.submissions, arguments.lms, roster, notebooks, scratch / "submissions")
-    for line in unpacked.unmatched:
-        print(f"not graded: {line}")
-    return scratch / "submissions", unpacked.late
-
-
-def _print_rows(results) -> None:
-    """One line per student: score out of the core maximum, bonus and pending points where there are any."""
-    for result in results:
-        score = "-" if result.score is None else f"{result.score:g}/{result.max_score:g}"
-        extra = []
-        if result.bonus_score:
-            extra.append(f"bonus {result.bonus_score:g}")
-        if result.pending_manual_points:
-            extra.append(f"{result.pending_manual_points:g} to grade by hand")
-        message = "; ".join(filter(None, [result.message, *extra]))
-        print(f"{result.student_id:<24} {score:>9}  {result.status:<16} {message}")
-        if result.review:
-            print(f"{'':<24} {'':>9}  {'review':<16} {result.review}")
-
-
-def run_grades(arguments: argparse.Namespace) -> int:
-    from .course import GradingContext
-    from .exports import write_canvas, write_moodle
-    from .report import class_rows, write_csv
-    from .submission import Submission
-
-    context = GradingContext.of(_course(arguments), arguments.assignment, arguments.db_url)
-    roster = _roster(arguments) or {}
-    rows = class_rows(context, arguments.due)
-    known = {row.student_id for row in rows}
-    maximum = next((row.max_score for row in rows), None)
-    rows += [
-        Submission.nothing_handed_in(student, arguments.assignment, maximum)
-        for student in roster
-        if student not in known
-    ]
-    rows.sort(key=lambda row: row.student_id)
-    column = arguments.column or arguments.assignment
-    if arguments.format == "canvas":
-        write_canvas(rows, roster, column, arguments.out)
-    elif arguments.format == "moodle":
-        write_moodle(rows, roster, column, arguments.out)
-    else:
-        write_csv(rows, arguments.out)
-    _print_rows(rows)
-    waiting = [row.student_id for row in rows if row.pending_manual_points]
-    if waiting and arguments.format != "csv":
-        print(f"no grade exported for {', '.join(waiting)}: written answers not graded yet")
-    print(f"{len(rows)} students; grades written to {arguments.out} ({arguments.format})")
-    return 0
-
-
-def run_feedback(arguments: argparse.Namespace) -> int:
-    from .course import GradingContext
-    from .feedback import write_class_feedback, zip_feedback
-
-    context = GradingContext.of(_course(arguments), arguments.assignment, arguments.db_url)
-    problems = write_class_feedback(context)
-    archives = zip_feedback(context.course, arguments.assignment, arguments.zip) if arguments.zip else []
-    for student_id, problem in problems.items():
-        print(f"{student_id:<24} {problem or 'feedback written'}")
-    where = context.course.feedback_directory / "<student_id>" / arguments.assignment
-    print(
-        f"{len(problems)} students' feedback in {where}"
-        + (f"; {len(archives)} archives in {arguments.zip}" if arguments.zip else "")
-    )
-    return 0
-
-
-def run_similarity(arguments: argparse.Namespace) -> int:
-    with tempfile.TemporaryDirectory(prefix="lms-download-") as scratch:
-        from .similarity import similarity_report
-
-        course = _course(arguments)
-        course.check_assignment(arguments.assignment)
-        submissions, _ = _submissions(course, arguments, _roster(arguments), Path(scratch))
-        pairs = similarity_report(course, arguments.assignment, submissions, arguments.out, arguments.threshold)
-    for pair in pairs:
-        shares = f"{pair.first_share:.0%} / {pair.second_share:.0%}"
-        print(f"{pair.first} ~ {pair.second}: {shares} ({pair.shared_tokens} tokens)")
-    print(f"{len(pairs)} pairs at or above {arguments.threshold:.0%}; report in {arguments.out}; scores unchanged")
-    return 0
+        if arguments.times_zone:
+            raise UserError("--times-zone is the zone of --times's times: give --times too")
+        return SubmissionTimes()
+    return read_submission_times(arguments.times, class_roster, arguments.times_zone)
 
 
 def run_publish(arguments: argparse.Namespace) -> int:
     from .publish import publish
+    from .terminal import printable
 
-    course = _course(arguments)
-    written = publish(course, arguments.directory)
-    print(f"published {len(written)} files to {arguments.directory}: no solutions, hidden tests or model answers")
+    root = course(arguments)
+    publication = publish(root, arguments.directory)
+    for path, why in sorted(publication.left_out.items()):
+        print(f"left out {printable(path)}{'/' if (root.root / path).is_dir() else ''}: {why}")
+    print(
+        f"published {len(publication.written)} files to {arguments.directory}: "
+        "no solutions, hidden tests, model answers or grading data"
+    )
     return 0
 
 

@@ -291,15 +291,21 @@ def copy_course(source: Path, target: Path) -> Course:
 
 def split_hidden_tests(source: str) -> tuple[str, str]:
     """A test cell's source as (visible tests, hidden tests), without nbgrader's marker lines."""
-    visible, hidden, inside = [], [], False
+    return split_at_markers(source, BEGIN_HIDDEN_TESTS, END_HIDDEN_TESTS)
+
+
+def split_at_markers(source: str, begin: str, end: str) -> tuple[str, str]:
+    """A cell's source as (the lines outside nbgrader's ``begin`` … ``end`` markers, the lines between them), without
+    the marker lines."""
+    outside, between, inside = [], [], False
     for line in source.splitlines(keepends=True):
-        if BEGIN_HIDDEN_TESTS in line:
+        if begin in line:
             inside = True
-        elif END_HIDDEN_TESTS in line:
+        elif end in line:
             inside = False
         else:
-            (hidden if inside else visible).append(line)
-    return "".join(visible), "".join(hidden)
+            (between if inside else outside).append(line)
+    return "".join(outside), "".join(between)
 
 
 def edited_locked_cells(notebook: dict, release: dict, *other_versions: dict) -> list[str]:

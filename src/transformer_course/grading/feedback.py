@@ -9,6 +9,12 @@ own ``nbgrader generate_feedback`` makes the same pages:
 
 * **every point shown**: the core score out of the core maximum, the bonus apart, and a written
   answer that nobody has graded yet says "not graded yet" (nbgrader's page shows 0);
+* **each error where it happened**: a cell that raised says so, with its part and its error, and a test
+  cell that failed only because of it says that (:mod:`transformer_course.grading.cell_errors`, in the
+  sentences ``transformer-course check`` prints); every error is shown whole;
+* **one number everywhere**: the assignment's score as ``grades.csv`` and the LMS's file give it, the course's late
+  penalty taken (:func:`transformer_course.grading.report.student_row`, the same row), with how late and what the
+  penalty took, in English and in Chinese;
 * **the learner's page only**: the review's findings are for the instructor (``grades.csv``, the
   command's output), never on the page a learner receives;
 * **offline**: math becomes MathML when the page is made (latex2mathml), so it renders without
@@ -22,8 +28,8 @@ own ``nbgrader generate_feedback`` makes the same pages:
 * **bounded**: one student's pages are made within :data:`RENDER_SECONDS`; past it the page says
   that it could not be made in time, and the class goes on.
 
-``transformer-course feedback ASSIGNMENT --zip DIR`` also writes ``DIR/<student_id>.zip`` for an
-LMS's bulk upload of feedback files; ``nbgrader release_feedback`` returns them through nbgrader's
+``transformer-course feedback ASSIGNMENT --zip DIR`` also writes the pages as an LMS's bulk feedback upload takes them
+(:mod:`transformer_course.grading.lms_feedback`); ``nbgrader release_feedback`` returns them through nbgrader's
 exchange.
 """
 
@@ -32,14 +38,15 @@ from __future__ import annotations
 import html
 import signal
 import threading
-import zipfile
 from contextlib import contextmanager
 from pathlib import Path
 
 from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
 from nbgrader.preprocessors import GetGrades
 
+from .cell_errors import read_cell_errors
 from .course import Course, CourseError, GradingContext
+from .report import student_row
 
 TEMPLATE_DIRECTORY = Path(__file__).parent / "templates"
 TEMPLATE_NAME = "course_feedback"
@@ -98,17 +105,24 @@ class MathMLRenderer(IPythonRenderer):
 
 class GetGradesAndPending(GetGrades):
     """nbgrader's ``GetGrades``, which puts each cell's score in the notebook, and also which written answers wait
-    for an instructor, which cells are bonus, and the page's totals (``resources["course_feedback"]``)."""
+    for an instructor, which cells are bonus, the page's totals, the assignment's row as ``grades.csv`` gives it
+    (``resources["course_feedback"]``), and the note of each cell that raised or failed only because of one
+    (``metadata.course_feedback_note``)."""
 
     def preprocess(self, nb, resources):
         course = Course(Path(self.config.CourseDirectory.get("root", ".")).resolve())
+        assignment = resources["nbgrader"]["assignment"]
         try:
-            self.bonus = course.bonus_cells(resources["nbgrader"]["assignment"])
+            self.bonus = course.bonus_cells(assignment)
         except (CourseError, OSError):
             self.bonus = set()
         self.summary = {"core_score": 0.0, "core_max": 0.0, "bonus_score": 0.0, "bonus_max": 0.0, "pending_points": 0}
         nb, resources = super().preprocess(nb, resources)
+        context = GradingContext(course, assignment, resources["nbgrader"]["db_url"])
+        self.summary["row"] = student_row(context, resources["nbgrader"]["student"])
         resources["course_feedback"] = self.summary
+        for index, note in read_cell_errors(nb).notes().items():
+            nb.cells[index].metadata["course_feedback_note"] = note
         return nb, resources
 
     def _get_score(self, cell, resources) -> None:
@@ -151,22 +165,6 @@ def write_class_feedback(context: GradingContext) -> dict[str, str | None]:
         student_id: write_feedback(context, student_id)
         for student_id in sorted(path.parent.name for path in autograded)
     }
-
-
-def zip_feedback(course: Course, assignment: str, directory: Path) -> list[Path]:
-    """``directory/<student_id>.zip`` for each student with feedback pages: the pages, for an LMS's bulk upload."""
-    directory.mkdir(parents=True, exist_ok=True)
-    archives = []
-    for folder in sorted(course.feedback_directory.glob(f"*/{assignment}")):
-        pages = sorted(folder.glob("*.html"))
-        if not pages:
-            continue
-        archive = directory / f"{folder.parent.name}.zip"
-        with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as bundle:
-            for page in pages:
-                bundle.write(page, f"{assignment}/{page.name}")
-        archives.append(archive)
-    return archives
 
 
 class _OutOfTime(Exception):

@@ -8,6 +8,11 @@ a submission that reached the gradebook while it ran (before grading was sandbox
 kind. So before a submission is graded again, :func:`remove_unreviewed_manual_scores` deletes
 those, and :class:`SaveAutoGradesKeepingReviews` keeps an instructor's reviewed score reviewed
 (nbgrader's own step would mark it as needing review again, and the next run would delete it).
+
+An instructor's score belongs to the version of the written answer it was given to:
+:func:`reviewed_manual_scores` reads them for :func:`transformer_course.grading.written_answers.follow`, and
+:func:`clear_manual_scores` takes one off (score and comment) where the answer changed and the instructor asked
+for it (``autograde --regrade-changed-answers``), so that it waits for grading again.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.preprocessors import SaveAutoGrades
 
 from .judging import VERDICTS
+from .written_answers import ManualScore, answer_key
 
 
 def remove_unreviewed_manual_scores(db_url: str, course_id: str, assignment: str, student: str) -> list[str]:
@@ -36,6 +42,38 @@ def remove_unreviewed_manual_scores(db_url: str, course_id: str, assignment: str
                     grade.extra_credit = None
         gradebook.db.commit()
     return removed
+
+
+def reviewed_manual_scores(db_url: str, course_id: str, assignment: str, student: str) -> dict[str, ManualScore]:
+    """:func:`~transformer_course.grading.written_answers.answer_key` → the manual score (and comment) an instructor
+    saved, for each of ``student``'s grades that has one; nothing for a student not in the gradebook."""
+    scores = {}
+    with Gradebook(db_url, course_id=course_id) as gradebook:
+        try:
+            submission = gradebook.find_submission(assignment, student)
+        except MissingEntry:
+            return {}
+        for notebook in submission.notebooks:
+            comments = {comment.name: comment.manual_comment for comment in notebook.comments}
+            for grade in notebook.grades:
+                if grade.manual_score is not None and not grade.needs_manual_grade:
+                    key = answer_key(notebook.name, grade.name)
+                    scores[key] = ManualScore(float(grade.manual_score), comments.get(grade.name))
+    return scores
+
+
+def clear_manual_scores(db_url: str, course_id: str, assignment: str, student: str, keys: list[str]) -> None:
+    """Take the manual score and comment off each of ``student``'s answers named by ``keys``: it waits for grading."""
+    with Gradebook(db_url, course_id=course_id) as gradebook:
+        for key in keys:
+            notebook, _, cell = key.partition("/")
+            grade = gradebook.find_grade(cell, notebook, assignment, student)
+            grade.manual_score, grade.extra_credit, grade.needs_manual_grade = None, None, True
+            try:
+                gradebook.find_comment(cell, notebook, assignment, student).manual_comment = None
+            except MissingEntry:
+                pass
+        gradebook.db.commit()
 
 
 class SaveAutoGradesKeepingReviews(SaveAutoGrades):

@@ -23,8 +23,9 @@ after it:
 :func:`take_in` does all of it for one student's folder and returns a :class:`Submission`: the
 rebuilt notebooks travel on in memory, and **nothing in the folder is changed or removed** — the
 folder may be nbgrader's own ``submitted/``, which is then graded in place. What was handed in is kept, byte
-for byte, in nbgrader's ``submitted/<student_id>/<assignment>/`` by :func:`keep_submitted`, which grading
-calls once the submission is to be graded.
+for byte, in nbgrader's ``submitted/<student_id>/<assignment>/`` by
+:func:`transformer_course.grading.kept_submissions.keep_submitted`, which grading calls once the submission is to
+be graded.
 
 Each refusal is a :class:`Refused` with the status and the message the submission's row of
 ``grades.csv`` shows; the class goes on.
@@ -38,16 +39,15 @@ import os
 import re
 import stat
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 
 import nbformat
-from dateutil import tz
-from dateutil.parser import isoparse
 
 from .nbgrader_cells import answer_sources, grade_id, nbgrader_metadata, source_text
 from .status import Status
 from .submission import Submission
+from .submission_times import parse_submission_time
 
 STUDENT_ID_RULE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,63}")
 STUDENT_ID_HELP = (
@@ -198,31 +198,6 @@ def read_timestamp(path: Path) -> datetime | None:
         return None
 
 
-def parse_submission_time(text: str) -> datetime:
-    """A submission time as nbgrader writes it, in UTC (timezone-aware).
-
-    Raises:
-        ValueError: ``text`` is not a date and time, or names a time zone nobody knows.
-    """
-    text = text.strip()
-    if not re.fullmatch(r"[0-9A-Za-z:. +\-/_]{1,64}", text):
-        raise ValueError(f"not a time stamp: {text[:64]!r}")
-    day, _, rest = text.partition(" ")
-    time, _, zone_name = rest.partition(" ")
-    zone = timezone.utc
-    if zone_name and re.fullmatch(r"[+-][0-9]{2}:?[0-9]{2}", zone_name):
-        text = f"{day} {time}{zone_name}"
-    elif zone_name:
-        zone = tz.gettz(zone_name)
-        if zone is None:
-            raise ValueError(f"unknown time zone {zone_name!r}")
-        text = f"{day} {time}"
-    moment = isoparse(text)
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=zone)
-    return moment.astimezone(timezone.utc)
-
-
 def read_secret(path: Path) -> bytes | None:
     """nbgrader's ``submission_secret.txt`` as it was handed in, if it is a small regular file."""
     if _kind(path) == "missing":
@@ -275,28 +250,6 @@ def take_in(submissions: Path, student_id: str, assignment: str, given: Given) -
     except Exception as error:  # noqa: BLE001  (one submission's surprise must not stop the class)
         message = f"the submission could not be read: {type(error).__name__}: {error}"
         return Submission(student_id, assignment).end(Status.ERROR, message)
-
-
-def keep_submitted(submitted_directory: Path, submission: Submission) -> None:
-    """What the learner handed in, byte for byte, in nbgrader's ``submitted/<student>/<assignment>/``, beside the files
-    already there, none of which is ever replaced: where one of the same name holds something else (an earlier
-    collection), it stays, and a finding says so for the review. Nothing is written where the submission was read
-    from nbgrader's folder itself."""
-    target = submitted_directory / submission.student_id / submission.assignment
-    if target.is_dir() and os.path.samefile(target, submission.folder):
-        return
-    target.mkdir(parents=True, exist_ok=True)
-    kept_elsewhere = []
-    for name, content in submission.kept.items():
-        if not (target / name).exists():
-            (target / name).write_bytes(content)
-        elif (target / name).read_bytes() != content:
-            kept_elsewhere.append(name)
-    if kept_elsewhere:
-        kept = ", ".join(kept_elsewhere)
-        submission.findings.append(
-            f"submitted/ already held another {kept}: left as it was; graded what was handed in now"
-        )
 
 
 def _taken_in(submissions: Path, student_id: str, assignment: str, given: Given) -> Submission:

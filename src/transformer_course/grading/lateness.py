@@ -11,19 +11,18 @@ In the assignment's ``grading.yml`` (or ``autograde --due``)::
 
 ``late_policy: none`` (or no ``late_policy``) charges nothing: lateness is still shown. A learner's
 due date moves by the ``extension`` days of their roster row. The submission time is nbgrader's
-``timestamp.txt``, or a line of the LMS's times file (``--times``), which wins; where neither gives
+``timestamp.txt`` (which the learner's own ``nbgrader submit`` writes), or the LMS's time
+(``--times``, :mod:`transformer_course.grading.submission_times`), which wins; where neither gives
 one, a file the LMS marked late (Canvas's ``_LATE``) is said in ``review`` and charged nothing, since
 how late is not known. The penalty is in ``score`` and shown in ``grades.csv``'s ``penalty``, with
-``submitted_at`` and ``late_by`` (hours).
+``submitted_at`` and ``late_by`` (hours), and on the learner's page.
 """
 
 from __future__ import annotations
 
-import csv
 import math
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from pathlib import Path
 
 UNITS = {"day": timedelta(days=1), "hour": timedelta(hours=1)}
 
@@ -76,27 +75,6 @@ def parse_due(value, where: str) -> datetime:
     if moment.tzinfo is None:
         raise LatenessError(f"{where}: due {value} has no time zone: write it as 2026-11-20T23:59:00+01:00")
     return moment.astimezone(timezone.utc)
-
-
-def read_times(path: Path) -> dict[str, datetime]:
-    """student id → submission time, from an LMS's export (a CSV with ``student`` or ``student_id`` and ``time``)."""
-    from .intake import parse_submission_time  # intake reads the course, whose policy reads this module
-
-    try:
-        with open(path, newline="", encoding="utf-8-sig") as file:
-            rows = list(csv.DictReader(file))
-    except (OSError, UnicodeDecodeError, csv.Error) as error:
-        raise LatenessError(f"the times file {path} cannot be read: {error}") from None
-    times = {}
-    for line, row in enumerate(rows, start=2):
-        student = (row.get("student_id") or row.get("student") or "").strip()
-        try:
-            times[student] = parse_submission_time(row.get("time") or "")
-        except ValueError as error:
-            raise LatenessError(f"{path}, line {line}: {error}") from None
-        if not student:
-            raise LatenessError(f"{path}, line {line}: no student (columns: student_id or student, and time)")
-    return times
 
 
 def late_by(submitted_at: datetime | None, due: datetime | None, extension_days: float = 0.0) -> timedelta | None:

@@ -4,35 +4,34 @@ Two homes, one job each:
 
 * **the gradebook** (nbgrader's) holds every point: the grader's verdicts, the scores an instructor
   gave the written answers in formgrader, their comments, and which answers still wait for one;
-* **the run record** (``grading_records/<assignment>.json`` in the course root, beside the
-  gradebook) holds what the gradebook cannot: each student's status, message and review findings
-  from the last run that graded them, and when they handed in. It is rewritten, whole and
-  atomically, after every submission, so that a run that is interrupted keeps what it graded.
+* **the run record** (:mod:`transformer_course.grading.run_record`, beside the gradebook) holds what the
+  gradebook cannot: each student's status, message and review findings from the last run that graded them,
+  when they handed in, and what the similarity report found.
 
 :func:`class_rows` joins them into rows (a :class:`~transformer_course.grading.submission.Submission` each),
 and :func:`write_csv` writes ``grades.csv``. Nothing here runs a notebook, so ``transformer-course grades``
 rewrites the CSV after an instructor has graded the written answers, and regrading some students keeps everyone
-else's row.
+else's row. The learner's feedback page reads its student's row from here too (:func:`student_row`), so that the
+page, ``grades.csv`` and the LMS's file give one score.
 
-Points: ``score`` is every point earned, bonus included; ``max_score`` is the core's maximum, so
-that bonus is extra credit (``score`` may exceed it); ``bonus_score`` is the bonus part of
+Points: ``score`` is every point earned, bonus included, less the late penalty; ``max_score`` is the core's
+maximum, so that bonus is extra credit (``score`` may exceed it); ``bonus_score`` is the bonus part of
 ``score``; ``pending_manual_points`` are the points of written answers nobody has graded yet.
-Which cells are bonus is the assignment's ``grading.yml`` (``bonus:``).
+Which cells are bonus is the assignment's ``grading.yml`` (``bonus:``); the due date is ``due`` given here, else the
+one given to the run that graded the student, else ``grading.yml``'s.
 """
 
 from __future__ import annotations
 
 import csv
-import json
-import os
-import tempfile
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 
 from nbgrader.api import Gradebook, MissingEntry
 
 from .course import GradingContext
 from .lateness import LatePolicy, late_by
+from .run_record import StudentRecord, read_records
 from .status import GRADED_STATUSES, Status
 from .submission import Submission
 
@@ -40,68 +39,22 @@ CSV_COLUMNS = [
     *("student_id", "assignment", "score", "max_score", "status", "message", "review"),
     *("pending_manual_points", "bonus_score", "submitted_at", "late_by", "penalty"),
 ]
-RECORDS_DIRECTORY = "grading_records"
 
 
-def records_path(course_root: Path, assignment: str) -> Path:
-    """Where the run record of ``assignment`` is kept (see the module docstring)."""
-    return Path(course_root) / RECORDS_DIRECTORY / f"{assignment}.json"
+def graded_before(context: GradingContext) -> set[str]:
+    """The students the run record or the gradebook knows for the assignment: each was in some earlier run."""
+    with Gradebook(context.db_url, course_id=context.course.course_id) as gradebook:
+        in_gradebook = {submission.student.id for submission in gradebook.assignment_submissions(context.assignment)}
+    return set(read_records(context.course.root, context.assignment)) | in_gradebook
 
 
-def read_records(course_root: Path, assignment: str) -> dict[str, dict]:
-    """student id → what the last run that graded them recorded (status, message, findings, submitted_at)."""
-    path = records_path(course_root, assignment)
-    if not path.is_file():
-        return {}
-    return json.loads(path.read_text(encoding="utf-8"))
-
-
-def keep_in_run_record(course_root: Path, result: Submission) -> None:
-    """Keep ``result``'s status, message, findings and submission time in its assignment's run record."""
-    path = records_path(course_root, result.assignment)
-    records = read_records(course_root, result.assignment)
-    records[result.student_id] = {
-        "status": result.status,
-        "message": result.message,
-        "findings": result.findings,
-        "submitted_at": result.submitted_at.isoformat() if result.submitted_at else None,
-        "extension_days": result.extension_days,
-        "recorded_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-    }
-    _write_records(path, records)
-
-
-def _write_records(path: Path, records: dict[str, dict]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile("w", dir=path.parent, suffix=".tmp", delete=False, encoding="utf-8") as file:
-        json.dump(dict(sorted(records.items())), file, indent=1, ensure_ascii=False)
-    os.replace(file.name, path)  # whole or not at all, whenever the run is stopped
-
-
-def add_findings(course_root: Path, assignment: str, findings: dict[str, list[str]]) -> None:
-    """Add each student's ``findings`` to theirs in the run record (each once), leaving the rest as it is."""
-    path = records_path(course_root, assignment)
-    records = read_records(course_root, assignment)
-    for student_id, new in findings.items():
-        kept = records.setdefault(
-            student_id, {"status": Status.GRADED, "message": "", "findings": [], "submitted_at": None}
-        )
-        present = kept.setdefault("findings", _findings(kept))
-        present += [finding for finding in new if finding not in present]
-    _write_records(path, records)
-
-
-def _findings(kept: dict) -> list[str]:
-    """A record's findings; a record written before findings were a list holds them as one ``review`` text."""
-    return kept.get("findings", [kept["review"]] if kept.get("review") else [])
-
-
-def class_rows(context: GradingContext, due: datetime | None = None) -> list[Submission]:
-    """One row per student the run record or the gradebook knows for the assignment, sorted by student id, with every
-    point read from the gradebook and lateness charged as ``grading.yml`` says (``due`` in place of its due date)."""
+def class_rows(context: GradingContext, due: datetime | None = None, only: str | None = None) -> list[Submission]:
+    """One row per student the run record or the gradebook knows for the assignment (or ``only`` that student),
+    sorted by student id, with every point read from the gradebook and lateness charged as ``grading.yml`` says
+    (see the module docstring for the due date)."""
     course, assignment = context.course, context.assignment
     policy = course.policy(assignment)
-    bonus, due = course.bonus_cells(assignment), due or policy.due
+    bonus = course.bonus_cells(assignment)
     records = read_records(course.root, assignment)
     with Gradebook(context.db_url, course_id=course.course_id) as gradebook:
         try:
@@ -114,25 +67,32 @@ def class_rows(context: GradingContext, due: datetime | None = None) -> list[Sub
         in_gradebook = {submission.student.id for submission in gradebook.assignment_submissions(assignment)}
         rows = []
         for student_id in sorted(set(records) | in_gradebook):
-            kept = records.get(student_id, {"status": Status.GRADED, "message": ""})
+            if only is not None and student_id != only:
+                continue
+            kept = records.get(student_id, StudentRecord(Status.GRADED))
             row = Submission(
                 student_id,
                 assignment,
                 max_score=core_maximum,
-                status=Status(kept["status"]),
-                message=kept["message"],
-                findings=_findings(kept),
+                status=kept.status,
+                message=kept.message,
+                findings=kept.findings + kept.similarity,
+                submitted_at=kept.submitted_at,
             )
-            if kept.get("submitted_at"):
-                row.submitted_at = datetime.fromisoformat(kept["submitted_at"])
-            row.extension_days = kept.get("extension_days", 0.0)
+            row.extension_days, row.due, row.lms_files = kept.extension_days, kept.due, kept.lms_files
             if row.status in GRADED_STATUSES and student_id in in_gradebook:
                 _add_points(row, gradebook.find_submission(assignment, student_id), bonus)
-                _charge_lateness(row, due, policy.late_policy)
+                _charge_lateness(row, due or kept.due or policy.due, policy.late_policy)
             elif row.status == Status.MISSING:
                 row.score = 0.0  # nothing handed in earns nothing, and an LMS must not read it as "not graded"
             rows.append(row)
     return rows
+
+
+def student_row(context: GradingContext, student_id: str) -> Submission | None:
+    """``student_id``'s row of :func:`class_rows`, or None where neither the run record nor the gradebook has one."""
+    rows = class_rows(context, only=student_id)
+    return rows[0] if rows else None
 
 
 def _charge_lateness(row: Submission, due: datetime | None, policy: LatePolicy) -> None:

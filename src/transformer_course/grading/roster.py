@@ -8,7 +8,8 @@
 student and a column of every export); every other column is optional. ``name`` may be in any
 script: it is matched, never used as a path. ``lms_id`` is the learner's id in the LMS (Canvas's
 user id, Moodle's participant id), which the LMS puts in the names of its downloads; ``extension``
-is days added to the due date.
+is days added to the due date (0 to :data:`MAX_EXTENSION_DAYS`; ``nan``, infinity and the like are refused
+when the roster is read, before anything is graded).
 
 With a roster, every student on it gets a row of ``grades.csv`` (``missing``, with score 0, when
 nothing was handed in), and a folder whose id is not on it is graded and flagged in ``review``.
@@ -18,6 +19,7 @@ A roster that cannot be read is one :class:`RosterError`, naming the file and th
 from __future__ import annotations
 
 import csv
+import math
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +28,7 @@ from .course import CourseError
 from .intake import STUDENT_ID_HELP, STUDENT_ID_RULE
 
 COLUMNS = ("student_id", "name", "email", "lms_id", "section", "extension")
+MAX_EXTENSION_DAYS = 365  # a longer one is a typing mistake, not an extension
 
 
 class RosterError(CourseError):
@@ -65,13 +68,24 @@ def read_roster(path: Path) -> dict[str, Student]:
             raise RosterError(f"{path}, line {line}: {student_id!r} is not a student id: {STUDENT_ID_HELP}")
         if student_id in students:
             raise RosterError(f"{path}, line {line}: the student id {student_id} is on the roster twice")
-        try:
-            extension = float((row.get("extension") or "0").strip() or 0)
-        except ValueError:
-            raise RosterError(f"{path}, line {line}: extension {row['extension']!r} is not a number of days") from None
+        extension = _extension_days(row.get("extension") or "")
+        if extension is None:
+            raise RosterError(
+                f"{path}, line {line}: extension {row['extension']!r} is not a number of days from 0 to "
+                f"{MAX_EXTENSION_DAYS}"
+            )
         text = {column: " ".join((row.get(column) or "").split()) for column in ("name", "email", "lms_id", "section")}
         students[student_id] = Student(student_id, extension_days=extension, **text)
     return students
+
+
+def _extension_days(text: str) -> float | None:
+    """Days of an extension (blank: none), or None where ``text`` is no number of days a due date can move by."""
+    try:
+        days = float(text.strip() or 0)
+    except ValueError:
+        return None
+    return days if math.isfinite(days) and 0 <= days <= MAX_EXTENSION_DAYS else None
 
 
 def comparable_name(name: str) -> str:

@@ -6,10 +6,15 @@ test runs again with the memory and process limits lifted, and then with one of 
 A limit whose lifting lets the kernel start is named, with its value and the option that raises it
 (the CUDA build of PyTorch maps several times the memory of its CPU build at import: see README,
 "Grading on a machine of your own"); otherwise the message says what else to check.
+
+A limit the machine itself sets comes first: where this process may not have as much address space as
+``--memory-limit-mb`` gives the sandbox (a hard ``ulimit -v``, as many clusters set), no sandbox can be given it,
+and the message says so, with the largest value the option may take here.
 """
 
 from __future__ import annotations
 
+import resource
 from dataclasses import replace
 from pathlib import Path
 
@@ -27,12 +32,22 @@ OPTIONS = {"memory_limit_mb": "--memory-limit-mb", "max_processes": "--max-proce
 
 def diagnosed_self_test(package_directory: Path, limits: GradingLimits, sandbox: bool, scratch: Path) -> str | None:
     """None when a sandbox with ``limits`` imports the course; otherwise one line saying what failed and what to do."""
+    machine = machine_address_space_mb()
+    if machine is not None and limits.memory_limit_mb > machine:
+        return (
+            f"this machine lets a process have at most {machine:,} MB of address space (a hard `ulimit -v`), less "
+            f"than the sandbox's --memory-limit-mb {limits.memory_limit_mb}; nothing was graded. Give "
+            f"--memory-limit-mb {machine} or less on this command, or ask for the limit to be raised"
+        )
     problem = _one_try(package_directory, limits, sandbox, scratch / "as-set")
     if problem is None:
         return None
-    if _one_try(package_directory, replace(limits, **LIFTED), sandbox, scratch / "lifted") is not None:
+    lifted_limits = {**LIFTED, "memory_limit_mb": min(LIFTED["memory_limit_mb"], machine or LIFTED["memory_limit_mb"])}
+    if _one_try(package_directory, replace(limits, **lifted_limits), sandbox, scratch / "lifted") is not None:
+        if machine is not None:
+            return f"{problem}; this machine's `ulimit -v` of {machine:,} MB may be too small for the course"
         return problem  # not a limit: the message says what else to check
-    for name, lifted in LIFTED.items():
+    for name, lifted in lifted_limits.items():
         if _one_try(package_directory, replace(limits, **{name: lifted}), sandbox, scratch / name) is None:
             value = getattr(limits, name)
             return (
@@ -41,6 +56,12 @@ def diagnosed_self_test(package_directory: Path, limits: GradingLimits, sandbox:
             )
     names = " and ".join(f"{OPTIONS[name]} {getattr(limits, name)}" for name in LIFTED)
     return f"the sandbox's limits {names} are too small to import the course on this machine; raise them"
+
+
+def machine_address_space_mb() -> int | None:
+    """The address space this process may have at most (its hard ``RLIMIT_AS``), in MB; None where unlimited."""
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    return None if hard == resource.RLIM_INFINITY else hard // 2**20
 
 
 def _one_try(package_directory: Path, limits: GradingLimits, sandbox: bool, scratch: Path) -> str | None:

@@ -14,7 +14,8 @@ their own.
 
 The HTML report ranks the pairs and shows their shared lines side by side; each learner's closest pairs
 at or above the threshold (at most :data:`PAIRS_IN_A_REVIEW`) go into their ``review`` in the run record,
-so that ``grades.csv`` (``transformer-course grades``) shows them beside the score, which stays as it was.
+so that ``grades.csv`` (``transformer-course grades``) shows them beside the score, which stays as it was. They
+stay there, whatever ``autograde`` does meanwhile, until the next ``similarity`` run replaces them.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from pathlib import Path
 from .course import Course, read_json_notebook
 from .intake import Given, student_folders, take_in
 from .release import setup_cell
-from .report import add_findings
+from .run_record import keep_similarity
 from .status import Status
 
 # The share of a learner's fingerprints found in another's from which a pair is reported (copydetect's display
@@ -103,7 +104,7 @@ def similarity_report(
         ]:
             if len(findings.setdefault(student, [])) < PAIRS_IN_A_REVIEW:
                 findings[student].append(f"{share:.0%} of the code is like {other}'s (see {Path(out).name})")
-    add_findings(course.root, assignment, findings)
+    keep_similarity(course.root, assignment, findings)
     return pairs
 
 

@@ -40,7 +40,11 @@ class Status(StrEnum):
         "the kernel could not start in the sandbox: the grading machine's fault, not the submission's; three in a "
         "row stop the run",
     )
-    INVALID_NOTEBOOK = "invalid_notebook", "not graded: the file is not a Jupyter notebook"
+    INVALID_NOTEBOOK = (
+        "invalid_notebook",
+        "not graded: the file is not a Jupyter notebook (in an LMS's download: a zipped notebook, another kind of "
+        "file, or a file damaged in the download)",
+    )
     WRONG_ASSIGNMENT = "wrong_assignment", "not graded: the notebook is another assignment's"
     MISSING = "missing", "not graded: nothing was handed in"
     INVALID_STUDENT_ID = "invalid_student_id", "not graded: the folder's name is not a student id"

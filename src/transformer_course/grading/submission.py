@@ -10,23 +10,26 @@ intake         ``notebooks`` (rebuilt), ``kept`` (as handed in), ``folder``, ``s
                ``restored_cells``, ``restored_metadata``, ``learner_cells``,
                ``library_implementations``; ``status`` and ``message`` when it cannot be
                graded at all; a ``finding`` for each choice it made for the learner
+class list     ``extension_days``, ``submitted_at`` from the LMS, ``due`` from the command line,
+               ``lms_files``, the roster's and the LMS's findings (before anything is graded, so that
+               the gradebook, the run record and the learner's page all have them)
 restore        ``status`` ``tests_restored`` and its ``message``, when test cells or nbgrader's
-               metadata had to be given back; ``seconds["gradebook"]``
+               metadata had to be given back; ``written_answers`` and a finding for a manual
+               score given to another version of an answer; ``seconds["gradebook"]``
 run            ``status`` and ``message`` when something went wrong while it ran (the
                :class:`~transformer_course.grading.status.Problem`); ``seconds`` by step; the
                findings of its hidden tests
 review         ``findings``: what the instructor should look at (the score stands), first
 record         ``seconds["gradebook"]`` (the grades go to the gradebook, not here)
 feedback       ``seconds["feedback"]``; a ``message`` when the page could not be written
-class list     ``extension_days``, ``submitted_at`` from the LMS, the roster's findings
 report         ``score``, ``max_score``, ``pending_manual_points``, ``bonus_score``,
                ``late_by``, ``penalty``, from the gradebook
 =============  ==================================================================================
 
 Its first fields are the columns of ``grades.csv``
 (:data:`transformer_course.grading.report.CSV_COLUMNS`), in their order; the run record
-(:mod:`transformer_course.grading.report`) keeps its status, message, findings and times between runs, and the
-gradebook every point. Only the run itself leaves the grader's process, as a
+(:mod:`transformer_course.grading.run_record`) keeps its status, message, findings, times, LMS files and written
+answers between runs, and the gradebook every point. Only the run itself leaves the grader's process, as a
 :class:`~transformer_course.grading.sandboxed_run.SubmissionRun`, and comes back as a
 :class:`~transformer_course.grading.sandboxed_run.RunOutcome` that the grader writes in here.
 """
@@ -38,6 +41,7 @@ from datetime import datetime
 from pathlib import Path
 
 from .status import Status
+from .written_answers import WrittenAnswer
 
 
 @dataclass
@@ -57,6 +61,9 @@ class Submission:
     late_by: float | None = None  # hours past the due date (extension included); 0 when on time
     penalty: float | None = None  # points the late policy took from score
     extension_days: float = field(default=0.0, repr=False)  # the roster's, kept in the run record (not in the CSV)
+    due: datetime | None = field(default=None, repr=False)  # given on the command line (None: grading.yml's)
+    lms_files: list[str] = field(default_factory=list, repr=False)  # the LMS download's names of the files graded
+    written_answers: dict[str, WrittenAnswer] = field(default_factory=dict, repr=False)  # by grade_id
     seconds: dict[str, float] = field(default_factory=dict, repr=False)  # by step, for benchmarks (not in the CSV)
 
     # What intake took in, for the steps before the run record; none of it is in the CSV.
