@@ -18,14 +18,20 @@ from suite_layers import NBGRADER_MISSING
 pytest.importorskip("nbgrader", reason=NBGRADER_MISSING)
 pytest.importorskip("mutmut", reason="needs mutmut, of the test extra: pip install -e '.[test]'")
 
-from mutation_testing import REVIEWED, assignments, daily_sample, mutants, reviewed, run_mutants  # noqa: E402
+from mutation_testing import (  # noqa: E402
+    REVIEWED,
+    TRAINING_PARTS,
+    assignments,
+    daily_sample,
+    mutants,
+    reviewed,
+    run_mutants,
+)
 
 pytestmark = pytest.mark.needs_nbgrader  # the runner reads the course with the grading package
 
 # Mutants graded per assignment and day: about two minutes on one core for all seven.
 SAMPLE = 15
-# The final project's part 8 trains a model for each mutant (minutes each): the full run grades it, not CI.
-TRAINING_PARTS = {"07-final-project": {"test-train-and-evaluate"}}
 
 
 def test_every_reviewed_judgement_names_a_mutant_that_is_still_made():
