@@ -18,12 +18,12 @@ The solution and the untouched exercise are graded by test_autograde.py.
 from __future__ import annotations
 
 import contextlib
-import copy
 import io
 
 import pytest
 import torch
 from grading_support import CLASS_LIMITS, exercise_notebook, full_marks, grade, solution_notebook, write_submissions
+from notebook_runs import failing_visible_tests, visible_test_failures, with_answers
 
 pytestmark = [pytest.mark.needs_nbgrader, pytest.mark.needs_bwrap]  # grades in the sandbox
 
@@ -36,43 +36,6 @@ def points_of(notebook: dict, grade_ids: set[str]) -> float:
     return sum(
         _nbgrader(cell).get("points", 0) for cell in notebook["cells"] if _nbgrader(cell).get("grade_id") in grade_ids
     )
-
-
-def with_answers(notebook: dict, answers: dict[str, str]) -> dict:
-    """A copy of ``notebook`` whose answer cells named in ``answers`` (by grade_id) hold that code."""
-    notebook = copy.deepcopy(notebook)
-    unknown = set(answers)
-    for cell in notebook["cells"]:
-        grade_id = _nbgrader(cell).get("grade_id")
-        if grade_id in answers:
-            assert _nbgrader(cell).get("solution"), f"{grade_id} is not an answer cell"
-            cell["source"] = answers[grade_id]
-            unknown.discard(grade_id)
-    assert not unknown, f"no answer cells {sorted(unknown)}"
-    return notebook
-
-
-def failing_visible_tests(notebook: dict) -> set[str]:
-    """grade_ids of the test cells whose visible tests fail when the notebook's nbgrader cells run in order.
-
-    Runs in this process, in a namespace of its own; cells without nbgrader metadata (the setup cell,
-    plots) are left out, and an answer cell that raises goes on to the next cell, as in the grader.
-    """
-    namespace: dict = {"__name__": "__notebook__"}
-    failing = set()
-    with torch.random.fork_rng(devices=[]), contextlib.redirect_stdout(io.StringIO()):
-        for cell in notebook["cells"]:
-            metadata = _nbgrader(cell)
-            if cell["cell_type"] != "code" or "grade_id" not in metadata:
-                continue
-            try:
-                exec(compile("".join(cell["source"]), metadata["grade_id"], "exec"), namespace)
-            except Exception:
-                if not (metadata.get("grade") or metadata.get("solution")):
-                    raise  # a given cell: the notebook itself is broken
-                if metadata.get("grade"):
-                    failing.add(metadata["grade_id"])
-    return failing
 
 
 def solution_answers(assignment: str) -> dict[str, str]:
@@ -265,12 +228,12 @@ MULTI_HEAD_DEFECTS["two-needs"] = _solution_with(
 POSITIONAL = "03-positional-encoding"
 POSITIONAL_VARIANTS = {
     "sinusoidal-positional-encoding": """
-def sinusoidal_positional_encoding(max_positions, d_model):  # float32 throughout, exp-log frequencies, interleaved
+def sinusoidal_positional_encoding(max_positions, d_model):  # exp-log frequencies, interleaved, float64 angles
     if min(max_positions, d_model) < 1:
         raise ValueError(f"sizes must be positive, got {max_positions} and {d_model}")
-    frequencies = torch.exp(torch.arange(0, d_model, 2).float() * (-math.log(10000.0) / d_model))
-    angles = torch.outer(torch.arange(max_positions).float(), frequencies)
-    return torch.stack([angles.sin(), angles.cos()], dim=-1).flatten(1)[:, :d_model]
+    frequencies = torch.exp(torch.arange(0, d_model, 2).double() * (-math.log(10000.0) / d_model))
+    angles = torch.outer(torch.arange(max_positions).double(), frequencies)
+    return torch.stack([angles.sin(), angles.cos()], dim=-1).flatten(1)[:, :d_model].float()
 """,
     "positional-encoding-module": """
 class SinusoidalPositionalEncoding(nn.Module):
@@ -282,7 +245,7 @@ class SinusoidalPositionalEncoding(nn.Module):
     def forward(self, x, start=0):
         if start + x.shape[1] > len(self.encoding):
             raise ValueError("the sequence runs past the table")
-        return nn.functional.dropout(x + self.encoding.narrow(0, start, x.shape[1]), self.p, self.training)
+        return nn.functional.dropout(x + self.encoding.narrow(0, start, x.shape[1]).to(x.dtype), self.p, self.training)
 """,
     "equivariance-gap": """
 def equivariance_gap(encoder, x, permutation, positions=None):
@@ -365,8 +328,8 @@ POSITIONAL_DEFECTS = {
     "positional-encoding-module": _solution_with(
         POSITIONAL,
         "positional-encoding-module",
-        "return self.dropout(x + self.encoding[start:end])",
-        "return self.dropout(x + self.encoding[: x.size(1)])  # start ignored",
+        "return self.dropout(x + self.encoding[start:end].to(x.dtype))",
+        "return self.dropout(x + self.encoding[: x.size(1)].to(x.dtype))  # start ignored",
     ),
     "equivariance-gap": _solution_with(
         POSITIONAL,
@@ -422,8 +385,8 @@ POSITIONAL_VISIBLE_DEFECTS = {
     ),
     "module that drops out the positions only": (
         "positional-encoding-module",
-        "return self.dropout(x + self.encoding[start:end])",
-        "return x + self.dropout(self.encoding[start:end])",
+        "return self.dropout(x + self.encoding[start:end].to(x.dtype))",
+        "return x + self.dropout(self.encoding[start:end].to(x.dtype))",
         "test-positional-encoding-module",
     ),
     "module whose table is a parameter": (
@@ -1074,6 +1037,179 @@ def test_the_visible_tests_catch(defect):
     answers = {**solution_answers(assignment), grade_id: _solution_with(assignment, grade_id, old, new)}
     failing = failing_visible_tests(with_answers(exercise_notebook(assignment), answers))
     assert failing == {test_cell}, f"{defect}: the failing visible tests are {sorted(failing)}, expected {test_cell}"
+
+
+# Plausible mistakes that once passed every visible test of assignments 1 to 4: each now fails the visible test of
+# its own part, whose message says what was expected and what came. (assignment, answer cell, text replaced,
+# replacement, the test cell that must fail)
+PLAUSIBLE_MISTAKES = {
+    "softmax subtracts the global maximum, not each row's": (
+        "01-attention",
+        "softmax",
+        "shifted = scores - scores.max(dim=-1, keepdim=True).values",
+        "shifted = scores - scores.max()",
+        "test-softmax",
+    ),
+    "the dot-product and cosine winners swapped": (
+        "01-attention",
+        "winners",
+        "dot_winner = int(attention_scores(query_2d, keys_2d).argmax())\ncosine_winner = int(cosine_scores(",
+        "dot_winner = int(cosine_scores(query_2d, keys_2d).argmax())\ncosine_winner = int(attention_scores(",
+        "test-winners",
+    ),
+    "a tie factor typed in": (
+        "01-attention",
+        "winners",
+        "tie_factor = (query_2d @ keys_2d[0]).item() / (query_2d @ keys_2d[1]).item()",
+        "tie_factor = 4.0",
+        "test-winners",
+    ),
+    "split_heads without its ValueError": (
+        "02-multi-head-attention",
+        "split-heads",
+        "if d_model % num_heads != 0:",
+        "if False:",
+        "test-split-heads",
+    ),
+    "the single head unscaled": (
+        "02-multi-head-attention",
+        "two-head-example",
+        "tc.scaled_dot_product_attention(single_query[None, :], single_keys, single_values)",
+        "tc.scaled_dot_product_attention(single_query[None, :] * 2, single_keys, single_values)  # sqrt(4) undone",
+        "test-two-head-example",
+    ),
+    "the heads' scores divided by d_k": (
+        "02-multi-head-attention",
+        "two-head-example",
+        "tc.scaled_dot_product_attention(head_queries[:, None, :], head_keys, head_values)",
+        "tc.scaled_dot_product_attention(head_queries[:, None, :] / math.sqrt(2), head_keys, head_values)",
+        "test-two-head-example",
+    ),
+    "the dominant tokens by the smallest weight": (
+        "02-multi-head-attention",
+        "effective-resolution",
+        "head_weights.argmax(dim=-1)",
+        "head_weights.argmin(dim=-1)",
+        "test-effective-resolution",
+    ),
+    "the single head's share of the last token, not of dog": (
+        "02-multi-head-attention",
+        "effective-resolution",
+        "dog_share_single_head = single_weights[0].item()",
+        "dog_share_single_head = single_weights[-1].item()",
+        "test-effective-resolution",
+    ),
+    "the best head's share of dog read in the first head": (
+        "02-multi-head-attention",
+        "effective-resolution",
+        "dog_share_best_head = head_weights[:, 0].max().item()",
+        "dog_share_best_head = head_weights[0, 0].item()  # the first head's",
+        "test-effective-resolution",
+    ),
+    "the base layer's count without W^O": (
+        "02-multi-head-attention",
+        "parameter-counts",
+        "parameters_base = multi_head_parameter_count(512, 8)",
+        "parameters_base = 3 * 512 * 512 + 3 * 512",
+        "test-parameter-counts",
+    ),
+    "the base layer's count without biases": (
+        "02-multi-head-attention",
+        "parameter-counts",
+        "parameters_base = multi_head_parameter_count(512, 8)",
+        "parameters_base = 4 * 512 * 512",
+        "test-parameter-counts",
+    ),
+    "BERT-base's heads of one layer": (
+        "02-multi-head-attention",
+        "parameter-counts",
+        "bert_base_heads = 12 * 12",
+        "bert_base_heads = 12",
+        "test-parameter-counts",
+    ),
+    "BERT-base's attention parameters of one layer": (
+        "02-multi-head-attention",
+        "parameter-counts",
+        "bert_base_attention_parameters = 12 * multi_head_parameter_count(768, 12)",
+        "bert_base_attention_parameters = multi_head_parameter_count(768, 12) * 10",
+        "test-parameter-counts",
+    ),
+    "one head's W_i^Q counted as the whole W^Q": (
+        "02-multi-head-attention",
+        "parameter-counts",
+        "query_matrix_per_head = 512 * (512 // 8)",
+        "query_matrix_per_head = 512 * 512 // 2",
+        "test-parameter-counts",
+    ),
+    "the count said to depend on the heads": (
+        "02-multi-head-attention",
+        "parameter-counts",
+        "depends_on_heads = len(set(parameters_by_heads.values())) > 1",
+        "depends_on_heads = True",
+        "test-parameter-counts",
+    ),
+    "the table's angles in float32": (
+        POSITIONAL,
+        "sinusoidal-positional-encoding",
+        "dtype=torch.float64",
+        "dtype=torch.float32",
+        "test-sinusoidal-positional-encoding",
+    ),
+    "the module refuses a sequence that ends exactly at the table's end": (
+        POSITIONAL,
+        "positional-encoding-module",
+        "if end > self.encoding.size(0):",
+        "if end >= self.encoding.size(0):",
+        "test-positional-encoding-module",
+    ),
+    "the module returns float32 for any input": (
+        POSITIONAL,
+        "positional-encoding-module",
+        "self.encoding[start:end].to(x.dtype)",
+        "self.encoding[start:end]",
+        "test-positional-encoding-module",
+    ),
+    "the embeddings scaled by d_model": (
+        POSITIONAL,
+        "embedding-scale",
+        "root_mean_square(vectors * math.sqrt(d_model))",
+        "root_mean_square(vectors * d_model)",
+        "test-embedding-scale",
+    ),
+    "the allowed positions read from 0": (
+        "04-masks",
+        "finite-c",
+        "example_allowed[[position - 1 for position in (2, 4, 7)]] = True",
+        "example_allowed[[2, 4, 6]] = True  # positions 2 and 4, and the last",
+        "test-finite-c",
+    ),
+    "the block mask split 4 + 4": (
+        "04-masks",
+        "mask-graph",
+        "block_mask[:3, :3] = True\nblock_mask[3:, 3:] = True",
+        "block_mask[:4, :4] = True\nblock_mask[4:, 4:] = True",
+        "test-mask-graph",
+    ),
+    "the window mask of radius 2": (
+        "04-masks",
+        "mask-graph",
+        "window_mask = (positions[:, None] - positions[None, :]).abs() <= 1",
+        "window_mask = (positions[:, None] - positions[None, :]).abs() <= 2",
+        "test-mask-graph",
+    ),
+}
+
+
+@pytest.mark.parametrize("mistake", sorted(PLAUSIBLE_MISTAKES))
+def test_a_plausible_mistake_fails_its_own_visible_test_saying_what_was_expected_and_what_came(mistake):
+    assignment, grade_id, old, new, test_cell = PLAUSIBLE_MISTAKES[mistake]
+    answers = {**solution_answers(assignment), grade_id: _solution_with(assignment, grade_id, old, new)}
+    failures = visible_test_failures(with_answers(exercise_notebook(assignment), answers))
+    assert set(failures) == {test_cell}, f"{mistake}: the failing visible tests are {failures}, expected {test_cell}"
+    message = failures[test_cell].lower()
+    assert "expected" in message and "got" in message, (
+        f"{mistake}: the failure should say what was expected and what came; it says {failures[test_cell]!r}"
+    )
 
 
 # ----------------------------------------------------------------------------- assignment 7
