@@ -15,12 +15,11 @@ Each entry carries its :data:`VERSION`; an entry written before versions (versio
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
+from ..atomic_files import write_text_atomically
 from .status import Status
 from .submission import Submission
 from .written_answers import WrittenAnswer
@@ -114,11 +113,8 @@ def keep_similarity(course_root: Path, assignment: str, findings: dict[str, list
 
 
 def _write(path: Path, records: dict[str, StudentRecord]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
     entries = {student: record.to_json() for student, record in sorted(records.items())}
-    with tempfile.NamedTemporaryFile("w", dir=path.parent, suffix=".tmp", delete=False, encoding="utf-8") as file:
-        json.dump(entries, file, indent=1, ensure_ascii=False)
-    os.replace(file.name, path)  # whole or not at all, whenever the run is stopped
+    write_text_atomically(path, json.dumps(entries, indent=1, ensure_ascii=False))  # whole, whenever a run is stopped
 
 
 def _time(moment: datetime | None) -> str | None:
