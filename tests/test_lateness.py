@@ -3,13 +3,13 @@ a limit, hours started, and due dates and policies that cannot be used."""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from transformer_course.grading.lateness import LatenessError, LatePolicy, late_by, parse_due
 
-DUE = datetime(2026, 11, 20, 22, 59, tzinfo=timezone.utc)  # 23:59 in UTC+1
+DUE = datetime(2026, 11, 20, 22, 59, tzinfo=UTC)  # 23:59 in UTC+1
 TEN_PERCENT_A_DAY = LatePolicy(deduct=0.1, per="day", cap=0.5, zero_after_days=7)
 
 

@@ -15,6 +15,8 @@ from suite_layers import NBGRADER_MISSING
 
 pytest.importorskip("nbformat", reason=NBGRADER_MISSING)  # intake reads notebooks with it
 
+from datetime import UTC
+
 import nbformat
 from nbformat.v4 import new_output
 
@@ -232,11 +234,11 @@ def test_a_sandbox_cgroup_holds_a_cpu_quota_of_the_limit(tmp_path):
     ],
 )
 def test_every_form_of_nbgraders_timestamp_is_read_as_the_same_moment(text):
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     from transformer_course.grading.submission_times import parse_submission_time
 
-    assert parse_submission_time(text) == datetime(2026, 11, 20, 12, 0, tzinfo=timezone.utc), text
+    assert parse_submission_time(text) == datetime(2026, 11, 20, 12, 0, tzinfo=UTC), text
 
 
 @pytest.mark.parametrize("text", ["yesterday", "2026-11-20 12:00:00 Mars/Olympus", "$(date)", "2026-13-45 12:00"])

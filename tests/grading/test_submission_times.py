@@ -5,7 +5,7 @@ silently dropped."""
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 from suite_layers import NBGRADER_MISSING
@@ -20,7 +20,7 @@ ROSTER = """student_id,name,email,lms_id
 s001,Jane Doe,jane@uni.edu,48213
 s002,李雷,lei@uni.edu,48214
 """
-NOON_UTC = datetime(2026, 11, 20, 12, 0, tzinfo=timezone.utc)
+NOON_UTC = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
 
 
 @pytest.fixture

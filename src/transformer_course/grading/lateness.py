@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 UNITS = {"day": timedelta(days=1), "hour": timedelta(hours=1)}
 
@@ -74,7 +74,7 @@ def parse_due(value, where: str) -> datetime:
             raise LatenessError(f"{where}: due {value!r} is not a date and time (2026-11-20T23:59:00+01:00)") from None
     if moment.tzinfo is None:
         raise LatenessError(f"{where}: due {value} has no time zone: write it as 2026-11-20T23:59:00+01:00")
-    return moment.astimezone(timezone.utc)
+    return moment.astimezone(UTC)
 
 
 def late_by(submitted_at: datetime | None, due: datetime | None, extension_days: float = 0.0) -> timedelta | None:

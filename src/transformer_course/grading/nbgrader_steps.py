@@ -28,7 +28,7 @@ import copy
 import os
 import shutil
 import warnings
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import nbformat
 from jsonschema.exceptions import best_match
@@ -75,7 +75,7 @@ class NbgraderSteps:
             warnings.simplefilter("ignore", SAWarning)
             gradebook.update_or_create_student(student_id)
             if timestamp is not None:  # the gradebook keeps times in UTC, without a zone, as nbgrader's parse_utc gives
-                naive = timestamp.astimezone(timezone.utc).replace(tzinfo=None)
+                naive = timestamp.astimezone(UTC).replace(tzinfo=None)
                 gradebook.update_or_create_submission(self.assignment, student_id, timestamp=naive)
             else:
                 gradebook.update_or_create_submission(self.assignment, student_id)

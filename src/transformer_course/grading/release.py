@@ -30,8 +30,8 @@ from __future__ import annotations
 
 import copy
 import shutil
-import sys
 import tempfile
+import tomllib
 from pathlib import Path
 
 import nbformat
@@ -39,11 +39,6 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 
 from .course import Course
 from .notebook_translation import read_catalog, translated_notebook
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # the grading extra installs tomli on Python 3.10
-    import tomli as tomllib
 
 SETUP_CELL_ID = "course-setup"
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from ..atomic_files import write_text_atomically
@@ -96,7 +96,7 @@ def keep_in_run_record(course_root: Path, result: Submission) -> None:
         extension_days=result.extension_days,
         lms_files=list(result.lms_files),
         written_answers=result.written_answers or (before.written_answers if before else {}),
-        recorded_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        recorded_at=datetime.now(UTC).isoformat(timespec="seconds"),
     )
     _write(records_path(course_root, result.assignment), records)
 

@@ -30,7 +30,7 @@ import csv
 import json
 import re
 from dataclasses import dataclass, field
-from datetime import datetime, timezone, tzinfo
+from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -135,7 +135,7 @@ def _moment(text: str, zone: tzinfo | None) -> datetime:
         if zone is None:
             raise ValueError(f"{text} has no time zone (give it, e.g. +01:00, or name one with --times-zone)")
         moment = moment.replace(tzinfo=zone)
-    return moment.astimezone(timezone.utc)
+    return moment.astimezone(UTC)
 
 
 def parse_submission_time(text: str) -> datetime:
@@ -149,7 +149,7 @@ def parse_submission_time(text: str) -> datetime:
         raise ValueError(f"not a time stamp: {text[:64]!r}")
     day, _, rest = text.partition(" ")
     time, _, zone_name = rest.partition(" ")
-    zone = timezone.utc
+    zone = UTC
     if zone_name and re.fullmatch(r"[+-][0-9]{2}:?[0-9]{2}", zone_name):
         text = f"{day} {time}{zone_name}"
     elif zone_name:
@@ -160,7 +160,7 @@ def parse_submission_time(text: str) -> datetime:
     moment = isoparse(text)
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=zone)
-    return moment.astimezone(timezone.utc)
+    return moment.astimezone(UTC)
 
 
 def _moodle_worksheet(rows: list[dict], path: Path, zone: tzinfo | None) -> list[tuple[tuple[str, ...], datetime]]:
@@ -176,7 +176,7 @@ def _moodle_worksheet(rows: list[dict], path: Path, zone: tzinfo | None) -> list
         if text in ("", "-") or participant is None:
             continue  # nothing handed in
         try:
-            moment = datetime.strptime(text, MOODLE_DATE).replace(tzinfo=zone).astimezone(timezone.utc)
+            moment = datetime.strptime(text, MOODLE_DATE).replace(tzinfo=zone).astimezone(UTC)
         except ValueError:
             raise LatenessError(
                 f"{path}, line {line}: {MOODLE_TIME} {text!r} is not Moodle's English date "
@@ -201,7 +201,7 @@ def _canvas_api(text: str, path: Path) -> list[tuple[tuple[str, ...], datetime]]
             )
         if submission.get("submitted_at"):
             try:
-                moment = isoparse(str(submission["submitted_at"])).astimezone(timezone.utc)
+                moment = isoparse(str(submission["submitted_at"])).astimezone(UTC)
             except (ValueError, OverflowError):
                 raise LatenessError(f"{path}: item {index + 1}'s submitted_at is not a time") from None
             keyed.append(((str(submission["user_id"]),), moment))
