@@ -228,7 +228,7 @@ def test_publishing_leaves_out_every_solution_and_hidden_test(tmp_path):
 
 def _hidden_test_lines() -> list[str]:
     """Distinctive lines of assignment 1's hidden tests."""
-    from transformer_course.grading.course import split_hidden_tests
+    from transformer_course.grading.nbgrader_cells import split_hidden_tests
 
     lines = []
     for cell in solution_notebook(ASSIGNMENT)["cells"]:

@@ -309,7 +309,8 @@ def test_a_feedback_page_that_takes_too_long_is_cut_short_with_a_page_that_says_
     import time
 
     from transformer_course.grading import feedback
-    from transformer_course.grading.course import Course, GradingContext
+    from transformer_course.grading.context import GradingContext
+    from transformer_course.grading.course import Course
 
     class SlowCourse(Course):
         def run_converter(self, converter, **settings):

@@ -118,7 +118,7 @@ def _register_pending(subcommands: argparse._SubParsersAction) -> None:
 
 
 def run_grades(arguments: argparse.Namespace) -> int:
-    from .course import GradingContext
+    from .context import GradingContext
     from .exports import canvas_column, write_canvas, write_moodle
     from .report import class_rows, write_csv
     from .submission import Submission
@@ -158,7 +158,7 @@ def run_grades(arguments: argparse.Namespace) -> int:
 
 
 def run_feedback(arguments: argparse.Namespace) -> int:
-    from .course import GradingContext
+    from .context import GradingContext
     from .feedback import write_class_feedback
     from .lms_feedback import zip_for_lms, zip_per_student
     from .terminal import say
@@ -202,7 +202,7 @@ def run_similarity(arguments: argparse.Namespace) -> int:
 
 
 def run_pending(arguments: argparse.Namespace) -> int:
-    from .course import GradingContext
+    from .context import GradingContext
     from .pending import pending_answers
     from .terminal import printable
 

@@ -56,19 +56,21 @@ from pathlib import Path
 
 from .class_grading import ClassGrading
 from .class_list import ClassList
-from .course import Course, GradingContext, read_json_notebook
+from .context import GradingContext
+from .course import Course
 from .intake import Given, student_folders, take_in
 from .limits import GradingLimits
 from .lms import Unpacked
+from .nbgrader_cells import read_json_notebook
 from .nbgrader_steps import NbgraderSteps, forget
 from .release import setup_cell
 from .report import CSV_COLUMNS, class_rows, write_csv
 from .roster import Student
 from .sandbox import check_bubblewrap, remove_cgroups
-from .sandboxed_run import PackageArchive, SubmissionRun
 from .self_test import diagnosed_self_test
 from .status import Status
 from .submission import Submission
+from .submission_run import PackageArchive, SubmissionRun
 from .workers import Workers
 
 __all__ = ["CSV_COLUMNS", "GradingLimits", "Status", "Submission", "autograde", "write_csv"]
@@ -127,7 +129,7 @@ def autograde(
         GradingStopped: the sandbox cannot start a kernel that imports the course; no grade is written.
     """
     context = GradingContext.of(course, assignment, db_url)
-    course.bonus_cells(assignment)  # a grading.yml that names cells the notebook lacks stops the run before it starts
+    _ = context.facts  # read once, for every step: a grading.yml that cannot be used stops the run before it starts
     submissions = Path(submissions)
     if not submissions.is_dir():
         raise NotADirectoryError(f"submissions directory {submissions} does not exist")
@@ -165,8 +167,17 @@ def _grade_class(
         taken_in = [class_list.apply(submission) for submission in _intake(context, submissions, released)]
         taken_in += [class_list.apply(submission) for submission in class_list.unreadable(assignment)]
         runs = {
-            path.stem: SubmissionRun.of(course, assignment, path.stem, {}, package, limits, sandbox, cgroup_prefix)
-            for path in course.source_notebooks(assignment)
+            name: SubmissionRun.of(
+                context.facts,
+                name,
+                {},
+                package,
+                limits,
+                hidden_paths=(str(course.root),),
+                sandbox=sandbox,
+                cgroup_prefix=cgroup_prefix,
+            )
+            for name in (file_name.removesuffix(".ipynb") for file_name in context.facts.sources)
         }
         class_grading = ClassGrading(context, NbgraderSteps(context), runs, options.regrade_changed_answers)
         try:
@@ -185,7 +196,7 @@ def _self_tested_package(
 ) -> PackageArchive:
     """Step 1: the course package without the assignment's answers, packed for the workers, once a sandbox has
     imported it; :class:`GradingStopped` with the reason where it could not."""
-    package_directory = context.course.redacted_package(context.assignment, scratch / "package")
+    package_directory = context.facts.redacted_package(scratch / "package")
     # The self-test's kernel starts while the package is packed and the workers import what they run.
     with ThreadPoolExecutor(max_workers=1) as tester:
         test = tester.submit(diagnosed_self_test, package_directory, limits, sandbox, scratch / "self-test")
@@ -208,15 +219,14 @@ def _register_assignment(context: GradingContext, scratch: Path) -> dict[str, di
 
 def _intake(context: GradingContext, submissions: Path, released: dict[str, dict]) -> list[Submission]:
     """Step 3: every student folder under ``submissions`` taken in, each against what was released."""
-    course, assignment = context.course, context.assignment
-    policy = course.policy(assignment)
+    facts = context.facts
     given = Given(
         released,
-        {path.name: read_json_notebook(path) for path in course.source_notebooks(assignment)},
-        setup_cell(course).source,
-        policy.library_implementations + policy.learner_writes,
+        facts.sources,
+        setup_cell(context.course).source,
+        facts.policy.library_implementations + facts.policy.learner_writes,
     )
-    return [take_in(submissions, student, assignment, given) for student in student_folders(submissions)]
+    return [take_in(submissions, student, context.assignment, given) for student in student_folders(submissions)]
 
 
 def _report(

@@ -31,16 +31,17 @@ from dataclasses import dataclass, replace
 
 from tqdm.auto import tqdm
 
-from .course import GradingContext
+from .context import GradingContext
 from .feedback import write_feedback
 from .gradebook import clear_manual_scores, remove_unreviewed_manual_scores, reviewed_manual_scores
 from .kept_submissions import keep_submitted
 from .nbgrader_steps import NbgraderSteps
 from .review import bounded_review
 from .run_record import keep_in_run_record, read_records
-from .sandboxed_run import SubmissionRun, run_notebooks
+from .sandboxed_run import run_notebooks
 from .status import Status, worst
 from .submission import Submission
+from .submission_run import SubmissionRun
 from .workers import Workers
 from .written_answers import WrittenAnswer, follow, written_answer_texts
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from .course import GradingContext
+from .context import GradingContext
 from .lms import Unpacked
 from .report import graded_before
 from .roster import Student

@@ -42,9 +42,8 @@ from nbgrader.nbgraderformat.common import BaseMetadataValidator
 from nbgrader.preprocessors import CheckCellMetadata, Execute, SaveAutoGrades
 from sqlalchemy.exc import SAWarning
 
-from .course import GradingContext
-from .gradebook import SaveAutoGradesKeepingReviews
-from .judging import VERDICTS
+from .context import GradingContext
+from .gradebook import VERDICTS, SaveAutoGradesKeepingReviews
 
 
 class NbgraderSteps:

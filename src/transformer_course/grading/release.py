@@ -37,7 +37,7 @@ from pathlib import Path
 import nbformat
 from nbgrader.preprocessors import NbGraderPreprocessor
 
-from .course import Course
+from .course import Course, course_of_config
 from .notebook_translation import read_catalog, translated_notebook
 
 SETUP_CELL_ID = "course-setup"
@@ -125,7 +125,7 @@ class LearnerNotebook(NbGraderPreprocessor):
 
     def preprocess(self, nb: nbformat.NotebookNode, resources: dict) -> tuple[nbformat.NotebookNode, dict]:
         directories = self.config.CourseDirectory
-        course = Course(Path(directories.get("root") or Path.cwd()).resolve())
+        course = course_of_config(self.config)
         assignment, name = resources["nbgrader"]["assignment"], resources["nbgrader"]["notebook"]
         nb.cells.insert(0, setup_cell(course))
         release_directory = course.root / directories.get("release_directory", course.release_directory.name)

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from nbgrader.api import Gradebook, MissingEntry
 
-from .course import GradingContext
+from .context import GradingContext
 from .lateness import LatePolicy, late_by
 from .run_record import StudentRecord, read_records
 from .status import GRADED_STATUSES, Status
@@ -53,8 +53,7 @@ def class_rows(context: GradingContext, due: datetime | None = None, only: str |
     sorted by student id, with every point read from the gradebook and lateness charged as ``grading.yml`` says
     (see the module docstring for the due date)."""
     course, assignment = context.course, context.assignment
-    policy = course.policy(assignment)
-    bonus = course.bonus_cells(assignment)
+    policy, bonus = context.facts.policy, context.facts.bonus
     records = read_records(course.root, assignment)
     with Gradebook(context.db_url, course_id=course.course_id) as gradebook:
         try:

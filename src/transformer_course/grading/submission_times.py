@@ -1,5 +1,4 @@
-"""Submission times: nbgrader's ``timestamp.txt`` (:func:`parse_submission_time`), and what the LMSs give, read as
-they come: ``autograde --times FILE [--times-zone ZONE]``.
+"""Submission times as the LMSs give them, read as they come: ``autograde --times FILE [--times-zone ZONE]``.
 
 Three forms are read, told apart by what the file holds:
 
@@ -32,15 +31,12 @@ import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, tzinfo
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from dateutil import tz
 from dateutil.parser import isoparse
 
-from .lateness import LatenessError
-
-if TYPE_CHECKING:  # the roster reads student ids by intake's rule, and intake reads nbgrader's times from here
-    from .roster import Student
+from .lateness import LatenessError, parse_submission_time
+from .roster import Student
 
 COURSE_FORMAT = "a CSV of student_id (or lms_id, email, student) and time, e.g. s1234567,2026-11-20T23:59:00+01:00"
 KEY_COLUMNS = ("student_id", "lms_id", "email", "student")
@@ -134,31 +130,6 @@ def _moment(text: str, zone: tzinfo | None) -> datetime:
     if moment.tzinfo is None:
         if zone is None:
             raise ValueError(f"{text} has no time zone (give it, e.g. +01:00, or name one with --times-zone)")
-        moment = moment.replace(tzinfo=zone)
-    return moment.astimezone(UTC)
-
-
-def parse_submission_time(text: str) -> datetime:
-    """A submission time as nbgrader writes it, in UTC (timezone-aware).
-
-    Raises:
-        ValueError: ``text`` is not a date and time, or names a time zone nobody knows.
-    """
-    text = text.strip()
-    if not re.fullmatch(r"[0-9A-Za-z:. +\-/_]{1,64}", text):
-        raise ValueError(f"not a time stamp: {text[:64]!r}")
-    day, _, rest = text.partition(" ")
-    time, _, zone_name = rest.partition(" ")
-    zone = UTC
-    if zone_name and re.fullmatch(r"[+-][0-9]{2}:?[0-9]{2}", zone_name):
-        text = f"{day} {time}{zone_name}"
-    elif zone_name:
-        zone = tz.gettz(zone_name)
-        if zone is None:
-            raise ValueError(f"unknown time zone {zone_name!r}")
-        text = f"{day} {time}"
-    moment = isoparse(text)
-    if moment.tzinfo is None:
         moment = moment.replace(tzinfo=zone)
     return moment.astimezone(UTC)
 
