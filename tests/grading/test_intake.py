@@ -166,9 +166,9 @@ def test_a_passing_test_cell_keeps_its_warnings_as_text_not_as_a_failure():
 
 @pytest.mark.needs_nbgrader
 def test_grades_csv_neutralises_fields_a_spreadsheet_would_run(tmp_path):
-    from transformer_course.grading.autograde import Submission, write_csv
+    from transformer_course.grading.autograde import GradeRow, write_csv
 
-    results = [Submission("=2+5", "01-attention", None, None, "invalid_student_id", "@SUM(1)", ["-cmd|x"])]
+    results = [GradeRow("=2+5", "01-attention", None, None, "invalid_student_id", "@SUM(1)", "-cmd|x")]
     write_csv(results, tmp_path / "grades.csv")
     (row,) = csv.DictReader((tmp_path / "grades.csv").open(encoding="utf-8"))
     for column in ("student_id", "message", "review"):

@@ -17,9 +17,9 @@ pytest.importorskip("nbgrader", reason=NBGRADER_MISSING)  # the grades come from
 
 from transformer_course.grading.course import CourseError
 from transformer_course.grading.exports import canvas_column, write_canvas, write_moodle
+from transformer_course.grading.grade_row import GradeRow
 from transformer_course.grading.lms import unpack
 from transformer_course.grading.roster import RosterError, read_roster
-from transformer_course.grading.submission import Submission
 
 pytestmark = pytest.mark.needs_nbgrader
 
@@ -129,12 +129,12 @@ def test_a_roster_that_cannot_be_used_is_one_error_naming_what_is_wrong(tmp_path
         read_roster(path)
 
 
-def _rows() -> list[Submission]:
+def _rows() -> list[GradeRow]:
     return [
-        Submission("s001", "01-attention", 16.0, 14.0, "graded", "", [], 0.0, 2.0),
-        Submission("s002", "01-attention", 9.0, 14.0, "graded", "", [], 2.0, 0.0),
-        Submission("s003", "01-attention", 0.0, 14.0, "missing", "nothing was handed in"),
-        Submission("s009", "01-attention", 12.0, 14.0, "graded", "", [], 0.0, 0.0),  # graded, on no roster row
+        GradeRow("s001", "01-attention", 16.0, 14.0, "graded", "", "", 0.0, 2.0),
+        GradeRow("s002", "01-attention", 9.0, 14.0, "graded", "", "", 2.0, 0.0),
+        GradeRow("s003", "01-attention", 0.0, 14.0, "missing", "nothing was handed in"),
+        GradeRow("s009", "01-attention", 12.0, 14.0, "graded", "", "", 0.0, 0.0),  # graded, on no roster row
     ]
 
 

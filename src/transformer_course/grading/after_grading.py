@@ -120,21 +120,13 @@ def _register_pending(subcommands: argparse._SubParsersAction) -> None:
 def run_grades(arguments: argparse.Namespace) -> int:
     from .context import GradingContext
     from .exports import canvas_column, write_canvas, write_moodle
-    from .report import class_rows, write_csv
-    from .submission import Submission
+    from .grade_row import write_csv
+    from .report import class_rows
     from .terminal import print_rows, say
 
     context = GradingContext.of(course(arguments), arguments.assignment, arguments.db_url)
     class_roster = roster(arguments) or {}
-    rows = class_rows(context, arguments.due)
-    known = {row.student_id for row in rows}
-    maximum = next((row.max_score for row in rows), None)
-    rows += [
-        Submission.nothing_handed_in(student, arguments.assignment, maximum)
-        for student in class_roster
-        if student not in known
-    ]
-    rows.sort(key=lambda row: row.student_id)
+    rows = class_rows(context, arguments.due, roster=class_roster)
     notes = []
     if arguments.format == "canvas":
         column = arguments.column or arguments.assignment

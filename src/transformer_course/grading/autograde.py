@@ -58,13 +58,14 @@ from .class_grading import ClassGrading
 from .class_list import ClassList
 from .context import GradingContext
 from .course import Course
+from .grade_row import CSV_COLUMNS, GradeRow, write_csv
 from .intake import Given, student_folders, take_in
 from .limits import GradingLimits
 from .lms import Unpacked
 from .nbgrader_cells import read_json_notebook
 from .nbgrader_steps import NbgraderSteps, forget
 from .release import setup_cell
-from .report import CSV_COLUMNS, class_rows, write_csv
+from .report import class_rows
 from .roster import Student
 from .sandbox import check_bubblewrap, remove_cgroups
 from .self_test import diagnosed_self_test
@@ -73,7 +74,7 @@ from .submission import Submission
 from .submission_run import PackageArchive, SubmissionRun
 from .workers import Workers
 
-__all__ = ["CSV_COLUMNS", "GradingLimits", "Status", "Submission", "autograde", "write_csv"]
+__all__ = ["CSV_COLUMNS", "GradeRow", "GradingLimits", "Status", "autograde", "write_csv"]
 
 
 class GradingStopped(RuntimeError):
@@ -98,7 +99,8 @@ def autograde(
     sandbox: bool = True,
     scheduler: str | None = None,
     progress: bool = False,
-) -> list[Submission]:
+    timings: dict[str, dict[str, float]] | None = None,
+) -> list[GradeRow]:
     """Grade every ``<student_id>/<notebook>.ipynb`` under ``submissions``; see the module docstring.
 
     Args:
@@ -120,9 +122,10 @@ def autograde(
         sandbox: run each submission in bubblewrap's sandbox (False gives up its protection).
         scheduler: a Dask scheduler (``tcp://HOST:PORT``) whose workers run the submissions (None: processes here).
         progress: show a progress bar over the class on standard error.
+        timings: filled, where given, with each student's seconds by step (``benchmarks/autograde.py`` reads them).
 
     Returns:
-        one result per student of this run, sorted by student id.
+        the row of ``grades.csv`` of each student of this run, sorted by student id.
 
     Raises:
         SandboxUnavailable: ``sandbox`` is asked for and bubblewrap is missing or cannot run.
@@ -138,8 +141,10 @@ def autograde(
     class_list = ClassList(roster, download, times or {}, due)
     options = _Options(jobs, limits or GradingLimits(), sandbox, scheduler, progress, regrade_changed_answers)
     graded = _grade_class(context, submissions, class_list, options)
-    graded = sorted(graded + class_list.never_graded(context, graded), key=lambda submission: submission.student_id)
-    return _report(context, due, graded, out, fresh)
+    if timings is not None:
+        timings.update({submission.student_id: dict(submission.seconds) for submission in graded})
+    graded += class_list.never_graded(context, graded)
+    return _report(context, due, {submission.student_id for submission in graded}, out, fresh)
 
 
 @dataclass(frozen=True)
@@ -230,21 +235,12 @@ def _intake(context: GradingContext, submissions: Path, released: dict[str, dict
 
 
 def _report(
-    context: GradingContext, due: datetime | None, graded: list[Submission], out: Path | None, fresh: bool
-) -> list[Submission]:
-    """Step 6: this run's submissions with their points from the gradebook, and ``out`` written (the class, or this
-    run's students when ``fresh``)."""
-    rows = {row.student_id: row for row in class_rows(context, due)}
-    submissions = [_with_points(submission, rows.get(submission.student_id)) for submission in graded]
+    context: GradingContext, due: datetime | None, students: set[str], out: Path | None, fresh: bool
+) -> list[GradeRow]:
+    """Step 6: the rows of this run's ``students``, their points from the gradebook, and ``out`` written (the class,
+    or this run's students when ``fresh``)."""
+    rows = class_rows(context, due)
+    graded = [row for row in rows if row.student_id in students]
     if out is not None:
-        write_csv(submissions if fresh else sorted(rows.values(), key=lambda row: row.student_id), Path(out))
-    return submissions
-
-
-def _with_points(submission: Submission, row: Submission | None) -> Submission:
-    """This run's ``submission`` with its points as the gradebook now holds them."""
-    if row is not None:
-        submission.score, submission.max_score = row.score, row.max_score
-        submission.pending_manual_points, submission.bonus_score = row.pending_manual_points, row.bonus_score
-        submission.late_by, submission.penalty = row.late_by, row.penalty
-    return submission
+        write_csv(graded if fresh else rows, Path(out))
+    return graded
