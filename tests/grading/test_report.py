@@ -4,20 +4,13 @@ the extension, and a row for whoever the roster names and nobody graded."""
 
 from __future__ import annotations
 
-import json
-import os
-import sys
-import warnings
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
+from scratch_course import ASSIGNMENT, gradebook, graded, write_course
 from suite_layers import NBGRADER_MISSING
 
 pytest.importorskip("nbgrader", reason=NBGRADER_MISSING)
-
-from nbgrader.api import Gradebook  # noqa: E402
-from sqlalchemy.exc import SAWarning  # noqa: E402
 
 from transformer_course.grading.context import GradingContext  # noqa: E402
 from transformer_course.grading.course import Course  # noqa: E402
@@ -29,10 +22,7 @@ from transformer_course.grading.submission import Submission  # noqa: E402
 
 pytestmark = pytest.mark.needs_nbgrader
 
-ASSIGNMENT = "01-test"
 DUE = datetime(2026, 11, 20, 12, tzinfo=UTC)
-# A core test cell of 4 points, a written answer of 2, and a bonus test cell of 1: the core's maximum is 6.
-CELLS = {"core": (4.0, "code"), "written": (2.0, "markdown"), "bonus": (1.0, "code")}
 POLICY = (
     "bonus: [bonus]\n"
     f"due: {DUE.isoformat()}\n"
@@ -40,58 +30,21 @@ POLICY = (
 )
 
 
-def _notebook() -> dict:
-    def cell(grade_id: str, points: float, kind: str) -> dict:
-        nbgrader = {"grade_id": grade_id, "grade": True, "points": points, "solution": kind == "markdown"}
-        return {"cell_type": kind, "metadata": {"nbgrader": nbgrader}, "source": "", "id": grade_id}
-
-    return {"cells": [cell(name, *spec) for name, spec in CELLS.items()], "metadata": {}, "nbformat": 4}
-
-
-def _graded(gradebook, student_id: str, scores: dict[str, float | None]) -> None:
-    """``student_id`` in the gradebook with ``scores`` by cell (None: a written answer nobody has graded yet)."""
-    gradebook.add_student(student_id)
-    gradebook.add_submission(ASSIGNMENT, student_id)
-    for name, score in scores.items():
-        grade = gradebook.find_grade(name, "notebook", ASSIGNMENT, student_id)
-        if CELLS[name][1] == "markdown":
-            grade.manual_score, grade.needs_manual_grade = score, score is None
-        else:
-            grade.auto_score, grade.needs_manual_grade = score, False
-    gradebook.db.commit()
-
-
 def _ended(student_id: str, status: Status, **fields) -> Submission:
     submission = Submission(student_id, ASSIGNMENT, **fields)
-    return submission.end(status, "" if status == Status.GRADED else f"{status.meaning}")
+    return submission.end(status, "" if status == Status.GRADED else status.meaning)
 
 
 @pytest.fixture(scope="module")
 def context(tmp_path_factory) -> GradingContext:
-    root = tmp_path_factory.mktemp("course")
-    (root / "nbgrader_config.py").write_text('c = get_config()\nc.CourseDirectory.course_id = "test"\n')
-    source = root / "source" / ASSIGNMENT
-    source.mkdir(parents=True)
-    (source / "notebook.ipynb").write_text(json.dumps(_notebook()), encoding="utf-8")
-    (source / "grading.yml").write_text(POLICY, encoding="utf-8")
-    course = Course(root)
-    context = GradingContext.of(course, ASSIGNMENT, f"sqlite:///{root / 'gradebook.db'}")
-    environment = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
-    with pytest.MonkeyPatch.context() as patch, warnings.catch_warnings():
-        patch.setenv("PATH", environment)  # nbgrader runs its alembic from there when it makes a gradebook
-        warnings.simplefilter("ignore", SAWarning)  # nbgrader's add_submission, on every call
-        with Gradebook(context.db_url, course_id=course.course_id) as gradebook:
-            gradebook.add_assignment(ASSIGNMENT)
-            gradebook.add_notebook("notebook", ASSIGNMENT)
-            for name, (points, kind) in CELLS.items():
-                gradebook.add_grade_cell(name, "notebook", ASSIGNMENT, max_score=points, cell_type=kind)
-                if kind == "markdown":
-                    gradebook.add_solution_cell(name, "notebook", ASSIGNMENT)
-            _graded(gradebook, "all-points", {"core": 4.0, "written": 2.0, "bonus": 1.0})
-            _graded(gradebook, "waits", {"core": 3.0, "written": None, "bonus": 0.0})
-            _graded(gradebook, "late", {"core": 4.0, "written": 2.0, "bonus": 0.0})
-            _graded(gradebook, "late-with-extension", {"core": 4.0, "written": 2.0, "bonus": 0.0})
-            _graded(gradebook, "broke", {"core": 4.0, "written": 2.0, "bonus": 0.0})
+    root = write_course(tmp_path_factory.mktemp("course"), POLICY)
+    context = GradingContext.of(Course(root), ASSIGNMENT, f"sqlite:///{root / 'gradebook.db'}")
+    with gradebook(context.db_url) as book:
+        graded(book, "all-points", {"core": 4.0, "written": 2.0, "bonus": 1.0})
+        graded(book, "waits", {"core": 3.0, "written": None, "bonus": 0.0})
+        graded(book, "late", {"core": 4.0, "written": 2.0, "bonus": 0.0})
+        graded(book, "late-with-extension", {"core": 4.0, "written": 2.0, "bonus": 0.0})
+        graded(book, "broke", {"core": 4.0, "written": 2.0, "bonus": 0.0})
     late = DUE + timedelta(days=1, hours=12)
     RunRecord.read(root, ASSIGNMENT).keep(
         _ended("all-points", Status.GRADED, findings=["cell core: meta-programming (exec)"]),
