@@ -2,19 +2,16 @@
 
 The map, by the two seams: the chain of steps that grades a class, and the sandbox's wall.
 
-**The chain** (:mod:`.autograde` runs its steps in this order, one module each):
-:mod:`.self_test` (can a sandbox import the course?), :mod:`.intake` (a folder read as data),
-:mod:`.class_list` (what the roster and the LMS say of each submission, before it is graded),
-:mod:`.class_grading` (each submission's steps, a few at a time), :mod:`.kept_submissions` (what was handed in,
-kept in ``submitted/``, earlier versions beside it), :mod:`.nbgrader_steps` (restore the
-test cells, then record the grades, with nbgrader's own steps), :mod:`.sandboxed_run` (one submission
-run, in a worker of :mod:`.workers`, given a :mod:`.submission_run` and giving back its outcome), whose test cells
-:mod:`.judging` judges (visible and hidden tests, a correct answer in a failed part's place, the verdict),
-:mod:`.review` (what the instructor should look
-at), :mod:`.written_answers` (a manual score and the version of the answer it was given to), :mod:`.feedback`
-(the learner's page) and :mod:`.report` (``grades.csv``, from the gradebook and :mod:`.run_record`). Each
-step fills in its part of one record per student, :mod:`.submission`; how a submission ended is said in
-one vocabulary, :mod:`.status`.
+**The chain**: :mod:`.autograde` runs its steps, and its docstring gives them in their order, the one place that
+does. A module each: :mod:`.self_test` (can a sandbox import the course?), :mod:`.intake` (a folder read as data),
+:mod:`.class_list` (what the roster and the LMS say of each submission), :mod:`.class_grading` (each submission's
+steps, a few at a time), :mod:`.kept_submissions` (what was handed in, kept in ``submitted/``),
+:mod:`.nbgrader_steps` (nbgrader's own steps around the run), :mod:`.sandboxed_run` (one submission run, in a worker
+of :mod:`.workers`, given a :mod:`.submission_run` and giving back its outcome), whose test cells :mod:`.judging`
+judges, :mod:`.review` (what the instructor should look at), :mod:`.written_answers` (a manual score and the version
+of the answer it was given to), :mod:`.feedback` (the learner's page) and :mod:`.report` (the class's rows, each a
+:mod:`.grade_row`, from the gradebook and :mod:`.run_record`). The work on each student is one record,
+:mod:`.submission`; how a submission ended is said in one vocabulary, :mod:`.status`.
 
 **The grader's side of the wall**: :mod:`.sandbox` (bubblewrap and cgroups), :mod:`.execute` (a session:
 the notebook's cells sent one by one, a hidden test's questions), :mod:`.pipe` (the runner's pipes, trusted

@@ -6,8 +6,11 @@
 ``<student_id>/<assignment>/<notebook>.ipynb`` — nbgrader's ``submitted/`` itself, after ``nbgrader
 collect`` or ``zip_collect``, is graded in place (with ``--lms``, an LMS's download is first taken into such a
 folder: :mod:`transformer_course.grading.lms`). **Nothing in it is changed or removed.** A run is a
-chain of steps, each with one job and each in a module of its own:
+chain of steps, each with one job and each in a module of its own; this is the one list of them, in their order:
 
+0. the assignment's **facts** (``grading.yml``, the source notebooks with their hidden tests, the bonus cells) are
+   read once (:mod:`transformer_course.grading.context`) and handed to every step; a ``grading.yml`` that cannot be
+   used stops the run before it starts;
 1. **self-test**: start one sandbox with the course's interpreter and import what a notebook
    imports (:mod:`transformer_course.grading.self_test`). If that fails, nothing is graded and the
    run stops with the reason, naming the limit to raise where a limit was the cause;
@@ -17,22 +20,14 @@ chain of steps, each with one job and each in a module of its own:
    given back, the submission time read; then what the **class list** and the LMS say of each
    (:mod:`transformer_course.grading.class_list`: the roster's extension, the LMS's time and files, the
    due date given), before anything is graded;
-4. **grade** each submission, a few at a time (:mod:`transformer_course.grading.class_grading`):
-   **restore** it: what was handed in kept, byte for byte, in nbgrader's
-   ``submitted/<student_id>/<assignment>/`` (an earlier version moved beside it:
-   :mod:`transformer_course.grading.kept_submissions`), then nbgrader's sanitising steps, which put back test
-   cells that were edited or deleted (:mod:`transformer_course.grading.nbgrader_steps`); **run** it in a worker
-   (:mod:`transformer_course.grading.workers`: a process of this machine or a Dask worker), in a fresh
-   sandbox, where its hidden tests are **judged** (:mod:`transformer_course.grading.sandboxed_run`);
-   **review** the learner's cells meanwhile, within a time and size bound
-   (:func:`transformer_course.grading.review.bounded_review`); **record** the grades in the gradebook
-   and the notebook in ``autograded/`` (nbgrader's steps again), and the status in the run record
-   (:mod:`transformer_course.grading.report`). A progress bar counts the class;
-5. **feedback**: each graded submission's feedback page as soon as its grades are recorded
-   (:mod:`transformer_course.grading.feedback`);
-6. **report**: a ``missing`` row for each student on the roster whom no run has graded, then
-   ``grades.csv`` written from the gradebook and the run record — every student the assignment has, so
-   that regrading some students keeps everyone else's row.
+4. **grade** each submission, a few at a time (:mod:`transformer_course.grading.class_grading`, whose docstring
+   details these): **restore** it (what was handed in kept in ``submitted/``, then nbgrader's sanitising steps),
+   **run** it in a worker, in a fresh sandbox, where its hidden tests are **judged**, **review** the learner's cells
+   meanwhile, **record** the grades in the gradebook and ``autograded/`` and the submission in the run record
+   (:mod:`transformer_course.grading.run_record`), and make its **feedback** page. A progress bar counts the class;
+5. **report**: a ``missing`` record for each student on the roster whom no run has graded, then
+   ``grades.csv`` written from the gradebook and the run record (:mod:`transformer_course.grading.report`) — every
+   student the assignment has, so that regrading some students keeps everyone else's row.
 
 Only step 4's runs leave this process; the gradebook, ``autograded/``, the feedback and the CSV are
 written here alone, after the run's processes are dead. One broken or hostile submission — a folder
@@ -162,7 +157,7 @@ class _Options:
 def _grade_class(
     context: GradingContext, submissions: Path, class_list: ClassList, options: _Options
 ) -> list[Submission]:
-    """Steps 1 to 5 of the module docstring, for every student folder under ``submissions``."""
+    """Steps 1 to 4 of the module docstring, for every student folder under ``submissions``."""
     course, assignment, limits, sandbox = context.course, context.assignment, options.limits, options.sandbox
     cgroup_prefix = f"transformer-course-{uuid.uuid4().hex[:8]}"
     with tempfile.TemporaryDirectory(prefix="autograde-") as scratch, ExitStack() as stack:
@@ -237,7 +232,7 @@ def _intake(context: GradingContext, submissions: Path, released: dict[str, dict
 def _report(
     context: GradingContext, due: datetime | None, students: set[str], out: Path | None, fresh: bool
 ) -> list[GradeRow]:
-    """Step 6: the rows of this run's ``students``, their points from the gradebook, and ``out`` written (the class,
+    """Step 5: the rows of this run's ``students``, their points from the gradebook, and ``out`` written (the class,
     or this run's students when ``fresh``)."""
     rows = class_rows(context, due)
     graded = [row for row in rows if row.student_id in students]

@@ -1,5 +1,5 @@
 """Step 4 of :mod:`transformer_course.grading.autograde` for a class: each submission restored, run, reviewed,
-recorded and given its feedback page, a few at a time.
+recorded and given its feedback page, a few at a time (this is the one list of these steps, in their order).
 
 :class:`ClassGrading` takes the class as intake took it in (one
 :class:`~transformer_course.grading.submission.Submission` each) and passes each submission through its steps:
