@@ -30,7 +30,6 @@ from .intake import Given, student_folders, take_in
 from .nbgrader_cells import read_json_notebook, source_text
 from .release import setup_cell
 from .run_record import keep_similarity
-from .status import Status
 
 # The share of a learner's fingerprints found in another's from which a pair is reported (copydetect's display
 # threshold), and the shortest match that counts (in tokens; copydetect's noise and guarantee thresholds).
@@ -73,7 +72,7 @@ def similarity_report(
         for student_id in student_folders(submissions):
             submission = take_in(submissions, student_id, assignment, given)
             written = [source for label, source in submission.learner_cells if source.strip() not in given_code]
-            if submission.status == Status.GRADED and written:
+            if submission.status is None and written:  # taken in: intake refused nothing
                 (code / f"{student_id}.py").write_text("\n\n".join(written), encoding="utf-8")
         detector = CopyDetector(
             test_dirs=[str(code)],
