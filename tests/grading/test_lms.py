@@ -1,6 +1,6 @@
 """The LMS's own downloads and imports: Canvas's and Moodle's files as they come, mapped through a roster, and the CSVs
 each LMS imports, read back with the LMS's documented columns. These tests grade nothing: the class graded from a
-Canvas download is in test_instructor_term.py."""
+Canvas download is in stories/test_instructor_term.py."""
 
 from __future__ import annotations
 

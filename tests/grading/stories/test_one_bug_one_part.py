@@ -4,7 +4,7 @@ points and no other. The grader puts a correct answer to a failed part in the le
 parts run, so their visible and hidden tests see working earlier functions.
 
 Each assignment's submissions are graded together in one autograde run (the final project's each train for
-minutes, so it is left to test_assignments_teach.py's defects)."""
+minutes, so it is left to tests/grading/test_assignments_teach.py's defects)."""
 
 from __future__ import annotations
 
