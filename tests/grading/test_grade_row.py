@@ -37,3 +37,12 @@ def test_a_field_a_spreadsheet_would_run_gets_an_apostrophe(text):
 
 def test_numbers_and_plain_text_are_left_as_they_are():
     assert (spreadsheet_safe(-1.5), spreadsheet_safe("cell x: meta-programming")) == (-1.5, "cell x: meta-programming")
+
+
+def test_grades_csv_neutralises_fields_a_spreadsheet_would_run(tmp_path):
+    results = [GradeRow("=2+5", "01-attention", None, None, "invalid_student_id", "@SUM(1)", "-cmd|x")]
+    write_csv(results, tmp_path / "grades.csv")
+    (row,) = csv.DictReader((tmp_path / "grades.csv").open(encoding="utf-8"))
+    for column in ("student_id", "message", "review"):
+        assert row[column][0] not in "=+-@", f"{column} starts with a formula character: {row[column]!r}"
+    assert row["student_id"] == "'=2+5", row
