@@ -14,7 +14,7 @@ from transformer_course.grading.answer_key import (  # noqa: E402
     read_notebook,
     split_solution,
 )
-from transformer_course.grading.course import CourseError  # noqa: E402
+from transformer_course.grading.errors import CourseError  # noqa: E402
 
 pytestmark = pytest.mark.needs_nbgrader
 

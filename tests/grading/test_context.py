@@ -10,7 +10,8 @@ from suite_layers import NBGRADER_MISSING
 pytest.importorskip("nbgrader", reason=NBGRADER_MISSING)
 
 from transformer_course.grading.context import AssignmentFacts, GradingContext, reference_answers  # noqa: E402
-from transformer_course.grading.course import Course, CourseError  # noqa: E402
+from transformer_course.grading.course import Course  # noqa: E402
+from transformer_course.grading.errors import CourseError  # noqa: E402
 
 pytestmark = pytest.mark.needs_nbgrader
 

@@ -15,7 +15,8 @@ pytest.importorskip("nbgrader", reason=NBGRADER_MISSING)
 
 from traitlets.config import Config  # noqa: E402
 
-from transformer_course.grading.course import Course, CourseError, course_of_config, find_course_root  # noqa: E402
+from transformer_course.grading.course import Course, course_of_config, find_course_root  # noqa: E402
+from transformer_course.grading.errors import CourseError  # noqa: E402
 
 pytestmark = pytest.mark.needs_nbgrader
 

@@ -15,7 +15,7 @@ from suite_layers import NBGRADER_MISSING
 
 pytest.importorskip("nbgrader", reason=NBGRADER_MISSING)  # the grades come from nbgrader's gradebook
 
-from transformer_course.grading.course import CourseError
+from transformer_course.grading.errors import CourseError
 from transformer_course.grading.exports import canvas_column, write_canvas, write_moodle
 from transformer_course.grading.grade_row import GradeRow
 from transformer_course.grading.lms import unpack

@@ -8,9 +8,6 @@ import json
 from datetime import UTC, datetime
 
 import pytest
-from suite_layers import NBGRADER_MISSING
-
-pytest.importorskip("nbformat", reason=NBGRADER_MISSING)  # the roster is read as intake reads ids
 
 from transformer_course.grading.lateness import LatenessError
 from transformer_course.grading.roster import read_roster

@@ -20,7 +20,8 @@ without what the learner writes) and :mod:`.limits`.
 
 **Inside the sandbox**: :mod:`.inside` (the runner, the probe, plain data), which imports nothing of the grader's.
 
-**The course and the other commands**: :mod:`.course` (the course directory and nbgrader), :mod:`.context` (what
+**The course and the other commands**: :mod:`.course` (the course directory and nbgrader), :mod:`.errors`
+(:class:`~.errors.CourseError`, what a user can mend, told in one line), :mod:`.context` (what
 every step is given: the assignment's facts, read once, and the gradebook), :mod:`.policy` (``grading.yml``),
 :mod:`.nbgrader_cells` (nbgrader's marks on cells, a cell's source), :mod:`.locked_cells` (nbgrader's checksums),
 :mod:`.student_ids`, :mod:`.release` and :mod:`.notebook_translation`, :mod:`.exchange` (nbgrader's

@@ -27,7 +27,8 @@ from pathlib import Path
 
 from nbgrader.preprocessors import ClearSolutions
 
-from .course import Course, CourseError
+from .course import Course
+from .errors import CourseError
 from .nbgrader_cells import (
     BEGIN_HIDDEN_TESTS,
     END_HIDDEN_TESTS,

@@ -32,7 +32,7 @@ import nbformat
 from nbgrader import utils
 
 from .cell_errors import RaisedCell, caused_note, raised_note, read_cell_errors
-from .course import CourseError
+from .errors import CourseError
 from .execute import execute_notebook, started
 from .limits import GradingLimits
 from .locked_cells import edited_locked_cells

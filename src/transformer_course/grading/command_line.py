@@ -57,7 +57,7 @@ def _user_error_types() -> tuple[type[Exception], ...]:
         from nbformat.reader import NotJSONError
 
         from .autograde import GradingStopped
-        from .course import CourseError
+        from .errors import CourseError
         from .lateness import LatenessError
         from .sandbox import SandboxUnavailable
     except ModuleNotFoundError as error:

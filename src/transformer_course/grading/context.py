@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from .course import Course, CourseError
+from .course import Course
+from .errors import CourseError
 from .nbgrader_cells import (
     grade_id,
     nbgrader_metadata,

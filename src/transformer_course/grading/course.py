@@ -28,6 +28,7 @@ from nbgrader.coursedir import CourseDirectory
 from traitlets.config import Config
 from traitlets.config.loader import PyFileConfigLoader
 
+from .errors import CourseError
 from .policy import POLICY_FILE, GradingPolicy
 
 CONFIG_FILE = "nbgrader_config.py"
@@ -35,10 +36,6 @@ CONFIG_FILE = "nbgrader_config.py"
 # The folder of book_programs.editions.LOCALE, written here because grading does not import the book's wing
 # (it would load the training stack); a test holds the two equal.
 LOCALE_DIRECTORY = "book/locale"
-
-
-class CourseError(RuntimeError):
-    """The course directory or an nbgrader step is not as expected."""
 
 
 def find_course_root(start: Path | str | None = None) -> Path:

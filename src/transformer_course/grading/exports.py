@@ -33,7 +33,7 @@ import csv
 import re
 from pathlib import Path
 
-from .course import CourseError
+from .errors import CourseError
 from .grade_row import GradeRow, spreadsheet_safe
 from .roster import Student, comparable_name
 from .status import Status

@@ -47,7 +47,8 @@ from nbgrader.preprocessors import GetGrades
 
 from .cell_errors import read_cell_errors
 from .context import GradingContext
-from .course import Course, CourseError, course_of_config
+from .course import Course, course_of_config
+from .errors import CourseError
 from .report import student_row
 
 TEMPLATE_DIRECTORY = Path(__file__).parent / "templates"

@@ -24,7 +24,7 @@ import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
-from .course import CourseError
+from .errors import CourseError
 from .student_ids import STUDENT_ID_HELP, is_student_id
 
 COLUMNS = ("student_id", "name", "email", "lms_id", "section", "extension")

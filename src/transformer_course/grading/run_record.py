@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from ..atomic_files import write_text_atomically
-from .course import CourseError
+from .errors import CourseError
 from .status import Status
 from .submission import Submission
 from .written_answers import WrittenAnswer
