@@ -99,8 +99,7 @@ def autograde(
     """Grade every ``<student_id>/<notebook>.ipynb`` under ``submissions``; see the module docstring.
 
     Args:
-        course: the course directory (its root holds ``nbgrader_config.py``).
-        assignment: e.g. ``"01-attention"``.
+        course, assignment: the course directory (its root holds ``nbgrader_config.py``) and one of its assignments.
         submissions: directory of one sub-directory per student; read, never written.
         jobs: submissions run at once (default: the number of CPU cores here, or the cluster's worker threads).
         limits: time, memory and process limits.
@@ -112,8 +111,7 @@ def autograde(
         download, due, times: what the LMS says: what :func:`transformer_course.grading.lms.unpack` took from its
             download (``submissions`` is then the folder it wrote), the due date (in place of ``grading.yml``'s,
             kept in the run record) and each student's submission time (in place of ``timestamp.txt``).
-        regrade_changed_answers: clear a manual score given to another version of a written answer (else the review
-            names it: :mod:`transformer_course.grading.written_answers`).
+        regrade_changed_answers: clear a manual score given to another version of the answer (else review names it).
         sandbox: run each submission in bubblewrap's sandbox (False gives up its protection).
         scheduler: a Dask scheduler (``tcp://HOST:PORT``) whose workers run the submissions (None: processes here).
         progress: show a progress bar over the class on standard error.
@@ -134,17 +132,15 @@ def autograde(
     if sandbox:
         check_bubblewrap()
     class_list = ClassList(roster, download, times or {}, due)
-    options = _Options(jobs, limits or GradingLimits(), sandbox, scheduler, progress, regrade_changed_answers)
+    options = _Options(jobs, limits or GradingLimits(), sandbox, scheduler, progress, regrade_changed_answers, timings)
     graded = _grade_class(context, submissions, class_list, options)
-    if timings is not None:
-        timings.update({submission.student_id: dict(submission.seconds) for submission in graded})
     graded += class_list.never_graded(context, graded)
     return _report(context, due, {submission.student_id for submission in graded}, out, fresh)
 
 
 @dataclass(frozen=True)
 class _Options:
-    """How the class is graded: the arguments of :func:`autograde` that say so."""
+    """How the class is graded, and what is told of it: the arguments of :func:`autograde` that say so."""
 
     jobs: int | None
     limits: GradingLimits
@@ -152,12 +148,14 @@ class _Options:
     scheduler: str | None
     progress: bool
     regrade_changed_answers: bool
+    timings: dict[str, dict[str, float]] | None
 
 
 def _grade_class(
     context: GradingContext, submissions: Path, class_list: ClassList, options: _Options
 ) -> list[Submission]:
-    """Steps 1 to 4 of the module docstring, for every student folder under ``submissions``."""
+    """Steps 1 to 4 of the module docstring, for every student folder under ``submissions`` (each one's seconds by
+    step into ``options.timings``, where given)."""
     course, assignment, limits, sandbox = context.course, context.assignment, options.limits, options.sandbox
     cgroup_prefix = f"transformer-course-{uuid.uuid4().hex[:8]}"
     with tempfile.TemporaryDirectory(prefix="autograde-") as scratch, ExitStack() as stack:
@@ -188,6 +186,8 @@ def _grade_class(
         stopped = [submission.student_id for submission in graded if submission.status == Status.KERNEL_NOT_STARTED]
         forget(context.db_url, course.course_id, assignment, stopped)
         raise GradingStopped(class_grading.starts.stopped)
+    if options.timings is not None:
+        options.timings.update({submission.student_id: dict(submission.seconds) for submission in graded})
     return graded
 
 
