@@ -34,15 +34,16 @@ import torch
 from transformer_course.device import describe_machine
 from transformer_course.grading.autograde import autograde
 from transformer_course.grading.course import copy_course
-from transformer_course.grading.sandboxed_run import STEPS as RUN_STEPS
+from transformer_course.grading.submission_run import STEPS as RUN_STEPS
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 # The worker's steps of a run, then the grader's own for the same submission.
 STEPS = (*RUN_STEPS, "gradebook", "feedback")
 
 
-def grade_class(assignment: str, copies: int, jobs: int) -> tuple[float, list]:
-    """Seconds to grade ``copies`` solution submissions with ``jobs`` at a time, and the results."""
+def grade_class(assignment: str, copies: int, jobs: int) -> tuple[float, list, dict[str, dict[str, float]]]:
+    """Seconds to grade ``copies`` solution submissions with ``jobs`` at a time, the rows, and each submission's
+    seconds by step."""
     with tempfile.TemporaryDirectory(prefix="autograde-benchmark-") as scratch:
         course = copy_course(REPOSITORY, Path(scratch) / "course")
         (notebook,) = course.source_notebooks(assignment)
@@ -51,9 +52,10 @@ def grade_class(assignment: str, copies: int, jobs: int) -> tuple[float, list]:
         for index in range(copies):
             (submissions / f"student-{index:03d}").mkdir(parents=True)
             (submissions / f"student-{index:03d}" / notebook.name).write_text(solution, encoding="utf-8")
+        timings: dict[str, dict[str, float]] = {}
         start = time.perf_counter()
-        results = autograde(course, assignment, submissions, jobs=jobs)
-        return time.perf_counter() - start, results
+        results = autograde(course, assignment, submissions, jobs=jobs, timings=timings)
+        return time.perf_counter() - start, results, timings
 
 
 def _execute(path: str) -> None:
@@ -107,13 +109,15 @@ def main() -> None:
     for jobs in arguments.jobs:
         if arguments.floor:
             floor[jobs] = execute_class(arguments.assignment, arguments.copies, jobs)
-        elapsed, results = grade_class(arguments.assignment, arguments.copies, jobs)
+        elapsed, results, timings = grade_class(arguments.assignment, arguments.copies, jobs)
         full_marks = sum(result.status == "graded" and result.score > 0 for result in results)
         scores = {result.score for result in results}
         if full_marks != arguments.copies or len(scores) != 1:
             sys.exit(f"the copies were not all graded alike: {json.dumps([str(result) for result in results[:3]])}")
         graded[jobs] = elapsed
-        steps[jobs] = {step: sum(result.seconds.get(step, 0.0) for result in results) / len(results) for step in STEPS}
+        steps[jobs] = {
+            step: sum(seconds.get(step, 0.0) for seconds in timings.values()) / len(timings) for step in STEPS
+        }
     first = arguments.jobs[0]
     print(f"{'what':>9} {'jobs':>5} {'total s':>8} {'s / submission':>15} {'speed-up':>9} {'over the floor':>15}")
     for name, seconds in (("grading", graded), ("floor", floor)):

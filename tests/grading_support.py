@@ -21,7 +21,7 @@ import transformer_course.grading  # noqa: F401  before nbgrader: it keeps jsons
 pytest.importorskip("nbgrader", reason=NBGRADER_MISSING)
 
 from transformer_course.grading import course as course_directory
-from transformer_course.grading.autograde import GradingLimits, Submission, autograde
+from transformer_course.grading.autograde import GradeRow, GradingLimits, autograde
 from transformer_course.grading.course import Course
 
 REPOSITORY = Path(__file__).resolve().parents[1]
@@ -184,7 +184,7 @@ def write_submissions(directory: Path, assignment: str, submissions: dict[str, d
 
 def grade(
     course: Course, assignment: str, submissions: Path, limits: GradingLimits = TEST_LIMITS, **options
-) -> dict[str, Submission]:
+) -> dict[str, GradeRow]:
     if os.environ.get("PYTEST_XDIST_WORKER"):  # the workers grade at the same time: one job each fills the cores
         options.setdefault("jobs", 1)
     results = autograde(course, assignment, submissions, limits=limits, **options)

@@ -201,7 +201,7 @@ def _final_project(
     """The final project as the learner runs it on Colab: the released setup cell (unless ``setup`` is
     False: a learner who runs the notebook again with other settings has the package already), then
     the solution's cells (their visible part), with ``settings`` run after the notebook's settings cell."""
-    from transformer_course.grading.course import split_hidden_tests
+    from transformer_course.grading.nbgrader_cells import split_hidden_tests
 
     solution = _final_project_solution()
     cells = [_setup_cell(colab["course"] / "exercises" / "07-final-project" / "final_project.ipynb")] if setup else []

@@ -10,6 +10,7 @@ import torch.nn.functional as F
 from tiny import TINY_MODEL, TINY_TASK_ARGUMENTS
 from torch.optim.optimizer import register_optimizer_step_post_hook
 
+from transformer_course import atomic_files
 from transformer_course.book_programs.record import write_record
 from transformer_course.data import copy_task
 from transformer_course.training import (
@@ -29,7 +30,6 @@ from transformer_course.training import (
     warmup_scheduler,
 )
 from transformer_course.training import callbacks as callbacks_module
-from transformer_course.training import checkpoint as checkpoint_module
 from transformer_course.training import loop as training_loop
 from transformer_course.training.checkpoint import CheckpointError, load_tensors, save_tensors
 from transformer_course.training.distributed import ProcessGroup
@@ -161,7 +161,7 @@ def test_a_failed_record_write_leaves_the_old_record_and_no_temporary_file(tmp_p
     def crash(descriptor):
         raise OSError("disk full")
 
-    monkeypatch.setattr(checkpoint_module.os, "fsync", crash)
+    monkeypatch.setattr(atomic_files.os, "fsync", crash)
     with pytest.raises(OSError, match="disk full"):
         write_record({"runs": 2}, path)
     assert path.read_bytes() == before
@@ -170,9 +170,9 @@ def test_a_failed_record_write_leaves_the_old_record_and_no_temporary_file(tmp_p
 
 def test_every_file_a_run_keeps_is_written_atomically(task, tmp_path, monkeypatch):
     renamed = []
-    replace = checkpoint_module.os.replace
+    replace = atomic_files.os.replace
     monkeypatch.setattr(
-        checkpoint_module.os, "replace", lambda source, target: renamed.append(target) or replace(source, target)
+        atomic_files.os, "replace", lambda source, target: renamed.append(target) or replace(source, target)
     )
     train(task, tiny_run(tmp_path, 2, validate_every=2, curves=True), TINY, progress=False)
     kept = {path.name for path in tmp_path.iterdir()}

@@ -12,7 +12,7 @@ For each assignment, two submissions are graded together in one autograde run (e
 
 That the visible test of each defective part fails is checked in this process, by running the released
 exercise with the defective answers filled in (no sandbox needed: these are the course's own notebooks).
-The solution and the untouched exercise are graded by test_autograde.py.
+The solution and the untouched exercise are graded by stories/test_each_assignment_graded.py.
 """
 
 from __future__ import annotations

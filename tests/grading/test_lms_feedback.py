@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from transformer_course.grading.status import Status
 from transformer_course.grading.submission import Submission
 
 pytestmark = pytest.mark.needs_nbgrader  # the course directory is nbgrader's
@@ -34,7 +35,7 @@ def course(tmp_path):
         pages = course.feedback_directory / student_id / ASSIGNMENT
         pages.mkdir(parents=True)
         (pages / "attention.html").write_text(f"<p>{student_id}</p>", encoding="utf-8")
-        keep_in_run_record(course.root, Submission(student_id, ASSIGNMENT, lms_files=files))
+        keep_in_run_record(course.root, Submission(student_id, ASSIGNMENT, Status.GRADED, lms_files=files))
     return course
 
 

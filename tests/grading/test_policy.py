@@ -3,6 +3,7 @@ of that assignment may take."""
 
 from __future__ import annotations
 
+from datetime import UTC
 from pathlib import Path
 
 import pytest
@@ -77,7 +78,7 @@ def test_bonus_cells_are_read_as_grade_ids(tmp_path):
 
 
 def test_a_due_date_is_read_in_utc(tmp_path):
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     policy = GradingPolicy.from_file(write(tmp_path, "due: 2026-11-20T23:59:00+01:00\n"))
-    assert policy.due == datetime(2026, 11, 20, 22, 59, tzinfo=timezone.utc)
+    assert policy.due == datetime(2026, 11, 20, 22, 59, tzinfo=UTC)

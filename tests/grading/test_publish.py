@@ -26,7 +26,8 @@ import pytest
 from grading_support import REPOSITORY, exercise_notebook, grade, partly_done_notebook, write_submissions
 
 from transformer_course.cli import main
-from transformer_course.grading.course import Course, CourseError
+from transformer_course.grading.course import Course
+from transformer_course.grading.errors import CourseError
 from transformer_course.grading.publish import publish
 
 pytestmark = pytest.mark.needs_nbgrader

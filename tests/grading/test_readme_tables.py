@@ -8,7 +8,7 @@ import csv
 import pytest
 from grading_support import readme_grades_csv_columns, readme_status_meanings, readme_statuses
 
-from transformer_course.grading.autograde import Submission, write_csv
+from transformer_course.grading.autograde import GradeRow, write_csv
 from transformer_course.grading.status import Status as STATUSES
 
 pytestmark = pytest.mark.needs_nbgrader  # the autograde module imports nbgrader; nothing is graded here
@@ -19,7 +19,7 @@ NEVER_IN_GRADES_CSV = {"not_graded"}
 
 
 def test_readme_lists_the_columns_write_csv_writes(tmp_path):
-    write_csv([Submission("alice", "01-attention", 1.0, 2.0, "graded", "", [])], tmp_path / "grades.csv")
+    write_csv([GradeRow("alice", "01-attention", 1.0, 2.0, "graded", "", "")], tmp_path / "grades.csv")
     with open(tmp_path / "grades.csv", newline="", encoding="utf-8") as file:
         header = next(csv.reader(file))
     assert readme_grades_csv_columns() == header

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from transformer_course.grading.review import review
+from transformer_course.grading.review import bounded_review, review
 
 SOFTMAX = ["torch.softmax", "torch.Tensor.softmax", "torch.nn.functional.softmax"]
 
@@ -102,3 +102,18 @@ def test_a_librarys_private_names_are_reported_however_imported():
 def test_dunder_names_and_the_learners_own_private_names_are_not_reported():
     own = "class Norm(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self._eps = 1e-5\n"
     assert review([("cell norm", own + "x = torch.__version__\n")], []) == []
+
+
+def test_the_review_stops_at_its_size_limit():
+    findings = bounded_review([("cell a", "x = 1\n" * 1_000)], [], max_bytes=1_000)
+    assert len(findings) == 1 and findings[0].startswith("not reviewed"), findings
+
+
+def test_the_review_stops_at_its_time_limit():
+    findings = bounded_review([("cell a", "x = 1\n")], [], seconds=0.001)
+    assert len(findings) == 1 and "not reviewed" in findings[0] and "longer than" in findings[0], findings
+
+
+def test_the_review_in_its_own_process_finds_what_the_review_finds():
+    findings = bounded_review([("cell a", "import torch\ny = torch.softmax(x, -1)\n")], ["torch.softmax"])
+    assert any("torch.softmax" in finding for finding in findings), findings

@@ -5,12 +5,9 @@ silently dropped."""
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
-from suite_layers import NBGRADER_MISSING
-
-pytest.importorskip("nbformat", reason=NBGRADER_MISSING)  # the roster is read as intake reads ids
 
 from transformer_course.grading.lateness import LatenessError
 from transformer_course.grading.roster import read_roster
@@ -20,7 +17,7 @@ ROSTER = """student_id,name,email,lms_id
 s001,Jane Doe,jane@uni.edu,48213
 s002,李雷,lei@uni.edu,48214
 """
-NOON_UTC = datetime(2026, 11, 20, 12, 0, tzinfo=timezone.utc)
+NOON_UTC = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
 
 
 @pytest.fixture

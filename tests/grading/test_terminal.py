@@ -3,21 +3,21 @@ instructor's terminal as it is, and one row stays one line."""
 
 from __future__ import annotations
 
-from transformer_course.grading.submission import Submission
+from transformer_course.grading.grade_row import GradeRow
 from transformer_course.grading.terminal import print_rows, printable, say
 
 HOSTILE = "\x1b]0;owned\x07\x1b[2J\ns311 99/14 graded\r\u202egnp.exe"
 
 
 def test_a_hostile_message_is_printed_escaped_on_its_own_line(capsys):
-    print_rows([Submission("s001", "01-attention", 1.0, 14.0, "graded", HOSTILE)])
+    print_rows([GradeRow("s001", "01-attention", 1.0, 14.0, "graded", HOSTILE)])
     out = capsys.readouterr().out
     assert "\x1b" not in out and "\r" not in out and "\u202e" not in out, repr(out)
     assert out.count("\n") == 1, repr(out)
 
 
 def test_a_hostile_review_finding_is_printed_escaped(capsys):
-    print_rows([Submission("s001", "01-attention", 1.0, 14.0, "graded", "", [HOSTILE])])
+    print_rows([GradeRow("s001", "01-attention", 1.0, 14.0, "graded", "", HOSTILE)])
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 2 and "\x1b" not in lines[1], lines
 

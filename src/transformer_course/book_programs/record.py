@@ -17,11 +17,12 @@ from pathlib import Path
 
 import torch
 
+from ..atomic_files import write_text_atomically
 from ..data import PAD_ID, bucketed_batches
 from ..decoding import translate
 from ..masks import padding_mask
 from ..model import recording_attention
-from ..training.checkpoint import Checkpoint, load_trained_model, write_text_atomically
+from ..training.checkpoint import Checkpoint, load_trained_model
 from ..training.evaluation import evaluate
 
 

@@ -12,19 +12,20 @@ import tempfile
 from pathlib import Path
 
 from .command_line import (
+    LMS_CHOICES,
     SOURCE_HELP,
     UserError,
     add_course_root,
+    add_due,
     add_gradebook_options,
+    add_grades_out,
+    add_lms_download,
     add_roster,
     command,
     course,
-    due,
     roster,
     submissions,
 )
-
-LMS_CHOICES = ("canvas", "moodle")
 
 
 def register(subcommands: argparse._SubParsersAction) -> None:
@@ -40,9 +41,7 @@ def _register_grades(subcommands: argparse._SubParsersAction) -> None:
         "grades", help="write grades.csv again from the gradebook, written answers' scores included (instructors)"
     )
     parser.add_argument("assignment", help="e.g. 01-attention")
-    parser.add_argument(
-        "--out", type=Path, default=Path("grades.csv"), help="grades CSV to write (default: grades.csv)"
-    )
+    add_grades_out(parser)
     parser.add_argument(
         "--format",
         choices=("csv", *LMS_CHOICES),
@@ -51,11 +50,7 @@ def _register_grades(subcommands: argparse._SubParsersAction) -> None:
         "(default: csv). An LMS's file holds the roster's students whose grade is ready; the others are named",
     )
     add_roster(parser, "with --format canvas or moodle, its students are the file's rows")
-    parser.add_argument(
-        "--due",
-        type=due,
-        help="when it was due, e.g. 2026-11-20T23:59:00+01:00 (default: the one autograde was given, else grading.yml)",
-    )
+    add_due(parser)
     parser.add_argument(
         "--canvas-export",
         type=Path,
@@ -102,7 +97,7 @@ def _register_similarity(subcommands: argparse._SubParsersAction) -> None:
         "--threshold", type=float, default=0.5, help="share of one learner's code found in another's that is reported"
     )
     add_roster(parser, "with --lms, maps the LMS's files to students")
-    parser.add_argument("--lms", choices=LMS_CHOICES, help="SOURCE is that LMS's own download (a zip or its folder)")
+    add_lms_download(parser)
     add_course_root(parser)
     parser.set_defaults(run=command(run_similarity))
 
@@ -118,23 +113,15 @@ def _register_pending(subcommands: argparse._SubParsersAction) -> None:
 
 
 def run_grades(arguments: argparse.Namespace) -> int:
-    from .course import GradingContext
+    from .context import GradingContext
     from .exports import canvas_column, write_canvas, write_moodle
-    from .report import class_rows, write_csv
-    from .submission import Submission
+    from .grade_row import write_csv
+    from .report import class_rows
     from .terminal import print_rows, say
 
     context = GradingContext.of(course(arguments), arguments.assignment, arguments.db_url)
     class_roster = roster(arguments) or {}
-    rows = class_rows(context, arguments.due)
-    known = {row.student_id for row in rows}
-    maximum = next((row.max_score for row in rows), None)
-    rows += [
-        Submission.nothing_handed_in(student, arguments.assignment, maximum)
-        for student in class_roster
-        if student not in known
-    ]
-    rows.sort(key=lambda row: row.student_id)
+    rows = class_rows(context, arguments.due, roster=class_roster)
     notes = []
     if arguments.format == "canvas":
         column = arguments.column or arguments.assignment
@@ -158,7 +145,7 @@ def run_grades(arguments: argparse.Namespace) -> int:
 
 
 def run_feedback(arguments: argparse.Namespace) -> int:
-    from .course import GradingContext
+    from .context import GradingContext
     from .feedback import write_class_feedback
     from .lms_feedback import zip_for_lms, zip_per_student
     from .terminal import say
@@ -202,7 +189,7 @@ def run_similarity(arguments: argparse.Namespace) -> int:
 
 
 def run_pending(arguments: argparse.Namespace) -> int:
-    from .course import GradingContext
+    from .context import GradingContext
     from .pending import pending_answers
     from .terminal import printable
 

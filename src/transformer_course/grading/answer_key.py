@@ -27,8 +27,17 @@ from pathlib import Path
 
 from nbgrader.preprocessors import ClearSolutions
 
-from .course import BEGIN_HIDDEN_TESTS, END_HIDDEN_TESTS, Course, CourseError, split_at_markers, split_hidden_tests
-from .nbgrader_cells import grade_id, nbgrader_metadata, source_text
+from .course import Course
+from .errors import CourseError
+from .nbgrader_cells import (
+    BEGIN_HIDDEN_TESTS,
+    END_HIDDEN_TESTS,
+    grade_id,
+    nbgrader_metadata,
+    source_text,
+    split_at_markers,
+    split_hidden_tests,
+)
 
 BEGIN_SOLUTION, END_SOLUTION = "BEGIN SOLUTION", "END SOLUTION"
 MARKERS = ("### BEGIN SOLUTION", "### BEGIN HIDDEN TESTS", "### BEGIN MARK SCHEME")

@@ -6,8 +6,11 @@
 ``<student_id>/<assignment>/<notebook>.ipynb`` — nbgrader's ``submitted/`` itself, after ``nbgrader
 collect`` or ``zip_collect``, is graded in place (with ``--lms``, an LMS's download is first taken into such a
 folder: :mod:`transformer_course.grading.lms`). **Nothing in it is changed or removed.** A run is a
-chain of steps, each with one job and each in a module of its own:
+chain of steps, each with one job and each in a module of its own; this is the one list of them, in their order:
 
+0. the assignment's **facts** (``grading.yml``, the source notebooks with their hidden tests, the bonus cells) are
+   read once (:mod:`transformer_course.grading.context`) and handed to every step; a ``grading.yml`` that cannot be
+   used stops the run before it starts;
 1. **self-test**: start one sandbox with the course's interpreter and import what a notebook
    imports (:mod:`transformer_course.grading.self_test`). If that fails, nothing is graded and the
    run stops with the reason, naming the limit to raise where a limit was the cause;
@@ -17,22 +20,14 @@ chain of steps, each with one job and each in a module of its own:
    given back, the submission time read; then what the **class list** and the LMS say of each
    (:mod:`transformer_course.grading.class_list`: the roster's extension, the LMS's time and files, the
    due date given), before anything is graded;
-4. **grade** each submission, a few at a time (:mod:`transformer_course.grading.class_grading`):
-   **restore** it: what was handed in kept, byte for byte, in nbgrader's
-   ``submitted/<student_id>/<assignment>/`` (an earlier version moved beside it:
-   :mod:`transformer_course.grading.kept_submissions`), then nbgrader's sanitising steps, which put back test
-   cells that were edited or deleted (:mod:`transformer_course.grading.nbgrader_steps`); **run** it in a worker
-   (:mod:`transformer_course.grading.workers`: a process of this machine or a Dask worker), in a fresh
-   sandbox, where its hidden tests are **judged** (:mod:`transformer_course.grading.sandboxed_run`);
-   **review** the learner's cells meanwhile, within a time and size bound
-   (:func:`transformer_course.grading.review.bounded_review`); **record** the grades in the gradebook
-   and the notebook in ``autograded/`` (nbgrader's steps again), and the status in the run record
-   (:mod:`transformer_course.grading.report`). A progress bar counts the class;
-5. **feedback**: each graded submission's feedback page as soon as its grades are recorded
-   (:mod:`transformer_course.grading.feedback`);
-6. **report**: a ``missing`` row for each student on the roster whom no run has graded, then
-   ``grades.csv`` written from the gradebook and the run record — every student the assignment has, so
-   that regrading some students keeps everyone else's row.
+4. **grade** each submission, a few at a time (:mod:`transformer_course.grading.class_grading`, whose docstring
+   details these): **restore** it (what was handed in kept in ``submitted/``, then nbgrader's sanitising steps),
+   **run** it in a worker, in a fresh sandbox, where its hidden tests are **judged**, **review** the learner's cells
+   meanwhile, **record** the grades in the gradebook and ``autograded/`` and the submission in the run record
+   (:mod:`transformer_course.grading.run_record`), and make its **feedback** page. A progress bar counts the class;
+5. **report**: a ``missing`` record for each student on the roster whom no run has graded, then
+   ``grades.csv`` written from the gradebook and the run record (:mod:`transformer_course.grading.report`) — every
+   student the assignment has, so that regrading some students keeps everyone else's row.
 
 Only step 4's runs leave this process; the gradebook, ``autograded/``, the feedback and the CSV are
 written here alone, after the run's processes are dead. One broken or hostile submission — a folder
@@ -56,22 +51,25 @@ from pathlib import Path
 
 from .class_grading import ClassGrading
 from .class_list import ClassList
-from .course import Course, GradingContext, read_json_notebook
+from .context import GradingContext
+from .course import Course
+from .grade_row import CSV_COLUMNS, GradeRow, write_csv
 from .intake import Given, student_folders, take_in
 from .limits import GradingLimits
 from .lms import Unpacked
+from .nbgrader_cells import read_json_notebook
 from .nbgrader_steps import NbgraderSteps, forget
 from .release import setup_cell
-from .report import CSV_COLUMNS, class_rows, write_csv
+from .report import class_rows
 from .roster import Student
 from .sandbox import check_bubblewrap, remove_cgroups
-from .sandboxed_run import PackageArchive, SubmissionRun
 from .self_test import diagnosed_self_test
 from .status import Status
 from .submission import Submission
+from .submission_run import PackageArchive, SubmissionRun
 from .workers import Workers
 
-__all__ = ["CSV_COLUMNS", "GradingLimits", "Status", "Submission", "autograde", "write_csv"]
+__all__ = ["CSV_COLUMNS", "GradeRow", "GradingLimits", "Status", "autograde", "write_csv"]
 
 
 class GradingStopped(RuntimeError):
@@ -96,12 +94,12 @@ def autograde(
     sandbox: bool = True,
     scheduler: str | None = None,
     progress: bool = False,
-) -> list[Submission]:
+    timings: dict[str, dict[str, float]] | None = None,
+) -> list[GradeRow]:
     """Grade every ``<student_id>/<notebook>.ipynb`` under ``submissions``; see the module docstring.
 
     Args:
-        course: the course directory (its root holds ``nbgrader_config.py``).
-        assignment: e.g. ``"01-attention"``.
+        course, assignment: the course directory (its root holds ``nbgrader_config.py``) and one of its assignments.
         submissions: directory of one sub-directory per student; read, never written.
         jobs: submissions run at once (default: the number of CPU cores here, or the cluster's worker threads).
         limits: time, memory and process limits.
@@ -113,36 +111,36 @@ def autograde(
         download, due, times: what the LMS says: what :func:`transformer_course.grading.lms.unpack` took from its
             download (``submissions`` is then the folder it wrote), the due date (in place of ``grading.yml``'s,
             kept in the run record) and each student's submission time (in place of ``timestamp.txt``).
-        regrade_changed_answers: clear a manual score given to another version of a written answer (else the review
-            names it: :mod:`transformer_course.grading.written_answers`).
+        regrade_changed_answers: clear a manual score given to another version of the answer (else review names it).
         sandbox: run each submission in bubblewrap's sandbox (False gives up its protection).
         scheduler: a Dask scheduler (``tcp://HOST:PORT``) whose workers run the submissions (None: processes here).
         progress: show a progress bar over the class on standard error.
+        timings: filled, where given, with each student's seconds by step (``benchmarks/autograde.py`` reads them).
 
     Returns:
-        one result per student of this run, sorted by student id.
+        the row of ``grades.csv`` of each student of this run, sorted by student id.
 
     Raises:
         SandboxUnavailable: ``sandbox`` is asked for and bubblewrap is missing or cannot run.
         GradingStopped: the sandbox cannot start a kernel that imports the course; no grade is written.
     """
     context = GradingContext.of(course, assignment, db_url)
-    course.bonus_cells(assignment)  # a grading.yml that names cells the notebook lacks stops the run before it starts
+    _ = context.facts  # read once, for every step: a grading.yml that cannot be used stops the run before it starts
     submissions = Path(submissions)
     if not submissions.is_dir():
         raise NotADirectoryError(f"submissions directory {submissions} does not exist")
     if sandbox:
         check_bubblewrap()
     class_list = ClassList(roster, download, times or {}, due)
-    options = _Options(jobs, limits or GradingLimits(), sandbox, scheduler, progress, regrade_changed_answers)
+    options = _Options(jobs, limits or GradingLimits(), sandbox, scheduler, progress, regrade_changed_answers, timings)
     graded = _grade_class(context, submissions, class_list, options)
-    graded = sorted(graded + class_list.never_graded(context, graded), key=lambda submission: submission.student_id)
-    return _report(context, due, graded, out, fresh)
+    graded += class_list.never_graded(context, graded)
+    return _report(context, due, {submission.student_id for submission in graded}, out, fresh)
 
 
 @dataclass(frozen=True)
 class _Options:
-    """How the class is graded: the arguments of :func:`autograde` that say so."""
+    """How the class is graded, and what is told of it: the arguments of :func:`autograde` that say so."""
 
     jobs: int | None
     limits: GradingLimits
@@ -150,12 +148,14 @@ class _Options:
     scheduler: str | None
     progress: bool
     regrade_changed_answers: bool
+    timings: dict[str, dict[str, float]] | None
 
 
 def _grade_class(
     context: GradingContext, submissions: Path, class_list: ClassList, options: _Options
 ) -> list[Submission]:
-    """Steps 1 to 5 of the module docstring, for every student folder under ``submissions``."""
+    """Steps 1 to 4 of the module docstring, for every student folder under ``submissions`` (each one's seconds by
+    step into ``options.timings``, where given)."""
     course, assignment, limits, sandbox = context.course, context.assignment, options.limits, options.sandbox
     cgroup_prefix = f"transformer-course-{uuid.uuid4().hex[:8]}"
     with tempfile.TemporaryDirectory(prefix="autograde-") as scratch, ExitStack() as stack:
@@ -165,8 +165,17 @@ def _grade_class(
         taken_in = [class_list.apply(submission) for submission in _intake(context, submissions, released)]
         taken_in += [class_list.apply(submission) for submission in class_list.unreadable(assignment)]
         runs = {
-            path.stem: SubmissionRun.of(course, assignment, path.stem, {}, package, limits, sandbox, cgroup_prefix)
-            for path in course.source_notebooks(assignment)
+            name: SubmissionRun.of(
+                context.facts,
+                name,
+                {},
+                package,
+                limits,
+                hidden_paths=(str(course.root),),
+                sandbox=sandbox,
+                cgroup_prefix=cgroup_prefix,
+            )
+            for name in (file_name.removesuffix(".ipynb") for file_name in context.facts.sources)
         }
         class_grading = ClassGrading(context, NbgraderSteps(context), runs, options.regrade_changed_answers)
         try:
@@ -177,6 +186,8 @@ def _grade_class(
         stopped = [submission.student_id for submission in graded if submission.status == Status.KERNEL_NOT_STARTED]
         forget(context.db_url, course.course_id, assignment, stopped)
         raise GradingStopped(class_grading.starts.stopped)
+    if options.timings is not None:
+        options.timings.update({submission.student_id: dict(submission.seconds) for submission in graded})
     return graded
 
 
@@ -185,7 +196,7 @@ def _self_tested_package(
 ) -> PackageArchive:
     """Step 1: the course package without the assignment's answers, packed for the workers, once a sandbox has
     imported it; :class:`GradingStopped` with the reason where it could not."""
-    package_directory = context.course.redacted_package(context.assignment, scratch / "package")
+    package_directory = context.facts.redacted_package(scratch / "package")
     # The self-test's kernel starts while the package is packed and the workers import what they run.
     with ThreadPoolExecutor(max_workers=1) as tester:
         test = tester.submit(diagnosed_self_test, package_directory, limits, sandbox, scratch / "self-test")
@@ -208,33 +219,23 @@ def _register_assignment(context: GradingContext, scratch: Path) -> dict[str, di
 
 def _intake(context: GradingContext, submissions: Path, released: dict[str, dict]) -> list[Submission]:
     """Step 3: every student folder under ``submissions`` taken in, each against what was released."""
-    course, assignment = context.course, context.assignment
-    policy = course.policy(assignment)
+    facts = context.facts
     given = Given(
         released,
-        {path.name: read_json_notebook(path) for path in course.source_notebooks(assignment)},
-        setup_cell(course).source,
-        policy.library_implementations + policy.learner_writes,
+        facts.sources,
+        setup_cell(context.course).source,
+        facts.policy.library_implementations + facts.policy.learner_writes,
     )
-    return [take_in(submissions, student, assignment, given) for student in student_folders(submissions)]
+    return [take_in(submissions, student, context.assignment, given) for student in student_folders(submissions)]
 
 
 def _report(
-    context: GradingContext, due: datetime | None, graded: list[Submission], out: Path | None, fresh: bool
-) -> list[Submission]:
-    """Step 6: this run's submissions with their points from the gradebook, and ``out`` written (the class, or this
-    run's students when ``fresh``)."""
-    rows = {row.student_id: row for row in class_rows(context, due)}
-    submissions = [_with_points(submission, rows.get(submission.student_id)) for submission in graded]
+    context: GradingContext, due: datetime | None, students: set[str], out: Path | None, fresh: bool
+) -> list[GradeRow]:
+    """Step 5: the rows of this run's ``students``, their points from the gradebook, and ``out`` written (the class,
+    or this run's students when ``fresh``)."""
+    rows = class_rows(context, due)
+    graded = [row for row in rows if row.student_id in students]
     if out is not None:
-        write_csv(submissions if fresh else sorted(rows.values(), key=lambda row: row.student_id), Path(out))
-    return submissions
-
-
-def _with_points(submission: Submission, row: Submission | None) -> Submission:
-    """This run's ``submission`` with its points as the gradebook now holds them."""
-    if row is not None:
-        submission.score, submission.max_score = row.score, row.max_score
-        submission.pending_manual_points, submission.bonus_score = row.pending_manual_points, row.bonus_score
-        submission.late_by, submission.penalty = row.late_by, row.penalty
-    return submission
+        write_csv(graded if fresh else rows, Path(out))
+    return graded

@@ -32,9 +32,10 @@ import nbformat
 from nbgrader import utils
 
 from .cell_errors import RaisedCell, caused_note, raised_note, read_cell_errors
-from .course import CourseError, edited_locked_cells
+from .errors import CourseError
 from .execute import execute_notebook, started
 from .limits import GradingLimits
+from .locked_cells import edited_locked_cells
 from .pipe import runner_command
 from .sandbox import Launch
 from .status import Problem, worst

@@ -1,5 +1,5 @@
 """Step 4 of :mod:`transformer_course.grading.autograde` for a class: each submission restored, run, reviewed,
-recorded and given its feedback page, a few at a time.
+recorded and given its feedback page, a few at a time (this is the one list of these steps, in their order).
 
 :class:`ClassGrading` takes the class as intake took it in (one
 :class:`~transformer_course.grading.submission.Submission` each) and passes each submission through its steps:
@@ -11,14 +11,16 @@ recorded and given its feedback page, a few at a time.
 2. **run** in a worker (:mod:`transformer_course.grading.workers`,
    :func:`transformer_course.grading.sandboxed_run.run_notebooks`), while a thread **reviews** the learner's
    cells (:func:`transformer_course.grading.review.bounded_review`);
-3. **record** (:meth:`ClassGrading._finish`): the run's outcome written into the submission, its grades into the
+3. **record** (:meth:`ClassGrading._finish`): the run's outcome written into the submission, which it ends (the
+   run's worst problem, else ``tests_restored`` where intake gave back cells, else ``graded``), its grades into the
    gradebook and ``autograded/`` (nbgrader's steps again);
 4. **feedback** (:meth:`ClassGrading._feedback`): the learner's page, once the run record holds the
    submission (the page reads its late penalty from there, as ``grades.csv`` does);
 
-and keeps each one's status in the run record (:func:`transformer_course.grading.run_record.keep_in_run_record`)
-as it ends. :class:`FailedStarts` counts the submissions in a row whose kernel could not start: past
-:data:`STOP_AFTER_FAILED_STARTS` the fault is the grader's, and no further run is sent.
+and keeps each one in the run record (:class:`transformer_course.grading.run_record.RunRecord`) as it ends: once,
+and again only where its feedback page could not be made, which its message then says. :class:`FailedStarts`
+counts the submissions in a row whose kernel could not start: past :data:`STOP_AFTER_FAILED_STARTS` the fault is the
+grader's, and no further run is sent.
 """
 
 from __future__ import annotations
@@ -31,16 +33,17 @@ from dataclasses import dataclass, replace
 
 from tqdm.auto import tqdm
 
-from .course import GradingContext
+from .context import GradingContext
 from .feedback import write_feedback
 from .gradebook import clear_manual_scores, remove_unreviewed_manual_scores, reviewed_manual_scores
 from .kept_submissions import keep_submitted
 from .nbgrader_steps import NbgraderSteps
 from .review import bounded_review
-from .run_record import keep_in_run_record, read_records
-from .sandboxed_run import SubmissionRun, run_notebooks
+from .run_record import RunRecord
+from .sandboxed_run import run_notebooks
 from .status import Status, worst
 from .submission import Submission
+from .submission_run import SubmissionRun
 from .workers import Workers
 from .written_answers import WrittenAnswer, follow, written_answer_texts
 
@@ -89,7 +92,8 @@ class ClassGrading:
         self.course, self.assignment = context.course, context.assignment
         self.regrade_changed_answers = regrade_changed_answers
         self.starts = FailedStarts()
-        self.before = read_records(self.course.root, self.assignment)  # each student's record from earlier runs
+        self.record = RunRecord.read(self.course.root, self.assignment)
+        self.before = dict(self.record.students)  # each student's record from earlier runs
 
     def grade(self, submissions: list[Submission], workers: Workers, progress: bool) -> list[Submission]:
         graded: list[Submission] = []
@@ -102,18 +106,23 @@ class ClassGrading:
                     submission = waiting.popleft()
                     flight = self._start(submission, workers, reviewers)
                     if flight is None:
-                        self._done(submission, graded, bar)
+                        self._done(submission, False, graded, bar)
                     else:
                         in_flight[flight.run] = flight
                 if in_flight:
                     finished, _ = wait(in_flight, return_when=FIRST_COMPLETED)
                     for future in finished:
-                        self._done(self._finish(in_flight.pop(future)), graded, bar)
+                        self._done(*self._finish(in_flight.pop(future)), graded, bar)
         return sorted(graded, key=lambda submission: submission.student_id)
 
-    def _done(self, submission: Submission, graded: list[Submission], bar) -> None:
+    def _done(self, submission: Submission, recorded: bool, graded: list[Submission], bar) -> None:
+        """A submission that has ended: counted, kept in the run record, and given its feedback page where its grades
+        were recorded (the page reads the record: its times, its due date)."""
         self.starts.count(submission)
-        keep_in_run_record(self.course.root, submission)
+        self.record.keep(submission)
+        # A page of the grader's own failure (a kernel that could not start) tells a learner nothing.
+        if recorded and submission.status != Status.KERNEL_NOT_STARTED:
+            self._feedback(submission)
         graded.append(submission)
         bar.update(1)
         failed = sum(submission.status not in (Status.GRADED, Status.TESTS_RESTORED) for submission in graded)
@@ -122,7 +131,7 @@ class ClassGrading:
     def _start(self, submission: Submission, workers: Workers, reviewers: ThreadPoolExecutor) -> _InFlight | None:
         """Restore a submission and hand its run to a worker, and its review to a thread; None where there is
         nothing to run (intake refused it, or the run has stopped), or nbgrader could not restore it."""
-        if submission.status != Status.GRADED:
+        if submission.status is not None:
             return None  # intake said why
         if self.starts.stopped is not None:
             submission.end(Status.NOT_GRADED, Status.NOT_GRADED.meaning)
@@ -140,13 +149,6 @@ class ClassGrading:
         """What was handed in kept in ``submitted/``, manual scores nobody saved removed from the gradebook, and the
         notebooks restored with nbgrader's steps (returned by file name, to be run)."""
         started = time.perf_counter()
-        repairs = []
-        if submission.restored_metadata:
-            repairs.append(f"gave back the nbgrader metadata of cells {', '.join(submission.restored_metadata)}")
-        if submission.restored_cells:
-            repairs.append(f"restored the original test cells {', '.join(submission.restored_cells)}")
-        if repairs:
-            submission.end(Status.TESTS_RESTORED, "; ".join(repairs))
         keep_submitted(self.course.submitted_directory, submission)
         submission.findings += remove_unreviewed_manual_scores(
             self.context.db_url, self.course.course_id, self.assignment, submission.student_id
@@ -182,15 +184,16 @@ class ClassGrading:
         submission.written_answers = answers
         return findings
 
-    def _finish(self, flight: _InFlight) -> Submission:
-        """A finished run's outcome written into its submission: the review's findings first, then the run's; the
-        grades recorded in the gradebook and ``autograded/``; the learner's feedback page."""
+    def _finish(self, flight: _InFlight) -> tuple[Submission, bool]:
+        """A finished run's outcome written into its submission, which it ends: the review's findings first, then the
+        run's; the grades recorded in the gradebook and ``autograded/``. Returns the submission and whether its grades
+        were recorded."""
         submission = flight.submission
         submission.findings[:0] = flight.review.result()
         try:
             outcomes = flight.run.result()
         except Exception as error:  # noqa: BLE001  (a worker that died fails its own submission only)
-            return submission.end(Status.ERROR, f"the sandboxed run failed: {_named(error)}")
+            return submission.end(Status.ERROR, f"the sandboxed run failed: {_named(error)}"), False
         # what the run saw the learner's code do (a forbidden operator it reached), beside what the review read
         submission.findings += [finding for outcome in outcomes for finding in outcome.findings]
         for outcome in outcomes:
@@ -201,23 +204,25 @@ class ClassGrading:
             executed = {name: (outcome.notebook, outcome.verdicts) for name, outcome in zip(flight.names, outcomes)}
             self.steps.record(submission.student_id, executed)
         except Exception as error:  # noqa: BLE001
-            return submission.end(Status.ERROR, f"nbgrader could not record the grades: {_named(error)}")
+            return submission.end(Status.ERROR, f"nbgrader could not record the grades: {_named(error)}"), False
         submission.seconds["gradebook"] += time.perf_counter() - started
         problem = worst([outcome.problem for outcome in outcomes if outcome.problem is not None])
         if problem is not None:
             submission.end(problem.status, problem.message)
-        if submission.status != Status.KERNEL_NOT_STARTED:  # a page of the grader's own failure tells a learner nothing
-            keep_in_run_record(self.course.root, submission)  # what the page reads: its times, its due date
-            self._feedback(submission)
-        return submission
+        elif submission.repairs:
+            submission.end(Status.TESTS_RESTORED, submission.repairs)
+        else:
+            submission.end(Status.GRADED, "")
+        return submission, True
 
     def _feedback(self, submission: Submission) -> None:
-        """The learner's feedback page; what went wrong making it, in the submission's message."""
+        """The learner's feedback page; what went wrong making it, in the submission's message (kept again)."""
         started = time.perf_counter()
         problem = write_feedback(self.context, submission.student_id)
+        submission.seconds["feedback"] = time.perf_counter() - started
         if problem is not None:
             submission.message = "; ".join(filter(None, [submission.message, problem]))
-        submission.seconds["feedback"] = time.perf_counter() - started
+            self.record.keep(submission)
 
 
 @dataclass

@@ -16,11 +16,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from .course import GradingContext
+from .context import GradingContext
 from .lms import Unpacked
 from .report import graded_before
 from .roster import Student
-from .run_record import keep_in_run_record
+from .run_record import RunRecord
 from .submission import Submission
 
 LATE_WITHOUT_A_TIME = "the LMS marked this submission late; no time was given, so no late penalty was charged"
@@ -59,15 +59,16 @@ class ClassList:
         return submission
 
     def never_graded(self, context: GradingContext, graded: list[Submission]) -> list[Submission]:
-        """A ``missing`` row (score 0), kept in the run record, for each student on the roster whom neither this run
-        (``graded``) nor an earlier one graded."""
+        """A ``missing`` submission (its row's score is 0), kept in the run record, for each student on the roster
+        whom neither this run (``graded``) nor an earlier one graded."""
         if self.roster is None:
             return []
         known = {submission.student_id for submission in graded} | graded_before(context)
         missing = []
         for student_id in (student for student in self.roster if student not in known):
-            row = Submission.nothing_handed_in(student_id, context.assignment)
-            row.extension_days, row.due = self.roster[student_id].extension_days, self.due
-            keep_in_run_record(context.course.root, row)
-            missing.append(row)
+            submission = Submission.nothing_handed_in(student_id, context.assignment)
+            submission.extension_days, submission.due = self.roster[student_id].extension_days, self.due
+            missing.append(submission)
+        if missing:
+            RunRecord.read(context.course.root, context.assignment).keep(*missing)
         return missing

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from .limits import GradingLimits
 
+LMS_CHOICES = ("canvas", "moodle")  # the LMSs whose downloads, imports and feedback uploads the course reads and writes
 SOURCE_HELP = (
     "what the learners handed in: a folder of <student_id>/<notebook>.ipynb (or nbgrader's submitted/, "
     "<student_id>/<assignment>/<notebook>.ipynb); with --lms, that LMS's own download as it comes, a zip or its "
@@ -56,7 +57,7 @@ def _user_error_types() -> tuple[type[Exception], ...]:
         from nbformat.reader import NotJSONError
 
         from .autograde import GradingStopped
-        from .course import CourseError
+        from .errors import CourseError
         from .lateness import LatenessError
         from .sandbox import SandboxUnavailable
     except ModuleNotFoundError as error:
@@ -103,22 +104,54 @@ def limits(arguments: argparse.Namespace) -> GradingLimits:
     return GradingLimits(**{limit.name: getattr(arguments, limit.name) for limit in fields(GradingLimits)})
 
 
+# The options several commands take, each declared here once, with one help text.
+
+
 def add_course_root(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--course-root", type=Path, help="course directory (default: found from the working directory)")
 
 
-def add_gradebook_options(parser: argparse.ArgumentParser) -> None:
+def add_db_url(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--db-url", help="SQLAlchemy URL of the gradebook (default: sqlite gradebook.db in the course root)"
     )
+
+
+def add_gradebook_options(parser: argparse.ArgumentParser) -> None:
+    add_db_url(parser)
     add_course_root(parser)
 
 
+def add_grades_out(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--out", type=Path, default=Path("grades.csv"), help="grades CSV to write (default: grades.csv)"
+    )
+
+
+def add_due(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--due",
+        type=due,
+        help="when it was due, e.g. 2026-11-20T23:59:00+01:00 (default: the one last given for the student, else "
+        "grading.yml's)",
+    )
+
+
 def add_roster(parser: argparse.ArgumentParser, meaning: str) -> None:
+    """``--roster``, and what it does for this command (``meaning``)."""
     parser.add_argument(
         "--roster",
         type=Path,
         help=f"CSV of the class (student_id, and any of name, email, lms_id, section, extension): {meaning}",
+    )
+
+
+def add_lms_download(parser: argparse.ArgumentParser) -> None:
+    """``--lms``, for the commands whose SOURCE may be an LMS's download (mapped to students through ``--roster``)."""
+    parser.add_argument(
+        "--lms",
+        choices=LMS_CHOICES,
+        help="SOURCE is that LMS's own download (a zip or its folder), mapped to students through --roster",
     )
 
 

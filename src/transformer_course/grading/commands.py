@@ -19,11 +19,14 @@ from .command_line import (
     SOURCE_HELP,
     UserError,
     add_course_root,
+    add_db_url,
+    add_due,
+    add_grades_out,
     add_limits,
+    add_lms_download,
     add_roster,
     command,
     course,
-    due,
     limits,
     roster,
     submissions,
@@ -52,18 +55,14 @@ def _register_autograde(subcommands: argparse._SubParsersAction) -> None:
     parser = subcommands.add_parser("autograde", help="grade a class's submissions into the gradebook (instructors)")
     parser.add_argument("assignment", help="e.g. 01-attention")
     parser.add_argument("submissions", metavar="SOURCE", type=Path, help=SOURCE_HELP)
-    parser.add_argument(
-        "--out", type=Path, default=Path("grades.csv"), help="grades CSV to write (default: grades.csv)"
-    )
+    add_grades_out(parser)
     parser.add_argument(
         "--jobs",
         type=int,
         default=None,
         help="submissions graded in parallel (default: the number of cores, or the scheduler's worker threads)",
     )
-    parser.add_argument(
-        "--db-url", help="SQLAlchemy URL of the gradebook (default: sqlite gradebook.db in the course root)"
-    )
+    add_db_url(parser)
     parser.add_argument(
         "--scheduler",
         metavar="tcp://HOST:PORT",
@@ -97,14 +96,8 @@ def _add_class_list_options(parser: argparse.ArgumentParser) -> None:
         "everyone on it gets a row, missing with score 0 when no run has graded them (a student graded before and "
         "absent from this run keeps their row)",
     )
-    parser.add_argument(
-        "--lms",
-        choices=("canvas", "moodle"),
-        help="SOURCE is that LMS's own download (a zip or its folder), mapped to students through --roster",
-    )
-    parser.add_argument(
-        "--due", type=due, help="when it was due, e.g. 2026-11-20T23:59:00+01:00 (default: grading.yml)"
-    )
+    add_lms_download(parser)
+    add_due(parser)
     parser.add_argument(
         "--times",
         type=Path,

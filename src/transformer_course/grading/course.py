@@ -4,15 +4,17 @@ The repository root is nbgrader's course root (it holds ``nbgrader_config.py``):
 ``solutions/<assignment>/`` is the source directory (the notebook, its ``grading.yml`` and any data
 files), ``exercises/<assignment>/`` the release directory; ``submitted/``, ``autograded/``,
 ``feedback/`` and ``gradebook.db`` appear when grading. The names of these directories are
-nbgrader's: its ``CourseDirectory`` settings in ``nbgrader_config.py``, or their defaults. nbgrader
-is called one way, :meth:`Course.run_converter`: its converters in this process, with the course's config.
+nbgrader's: its ``CourseDirectory`` settings in ``nbgrader_config.py``, or their defaults. The course root is
+found one way, :func:`find_course_root` (by the commands, and by the plug-ins that ``nbgrader_config.py`` gives
+nbgrader: :func:`course_of_config`), and nbgrader is called one way, :meth:`Course.run_converter`: its converters in
+this process, with the course's config. What the course says of one assignment is :mod:`.context`'s.
 """
 
 from __future__ import annotations
 
 import contextlib
 import copy
-import json
+import logging
 import os
 import shutil
 import sys
@@ -21,14 +23,12 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-import nbformat
 import yaml
-from nbgrader import utils
 from nbgrader.coursedir import CourseDirectory
 from traitlets.config import Config
 from traitlets.config.loader import PyFileConfigLoader
 
-from .nbgrader_cells import cells_by_grade_id, grade_id, nbgrader_metadata, test_sources
+from .errors import CourseError
 from .policy import POLICY_FILE, GradingPolicy
 
 CONFIG_FILE = "nbgrader_config.py"
@@ -36,12 +36,6 @@ CONFIG_FILE = "nbgrader_config.py"
 # The folder of book_programs.editions.LOCALE, written here because grading does not import the book's wing
 # (it would load the training stack); a test holds the two equal.
 LOCALE_DIRECTORY = "book/locale"
-# nbgrader's markers around the hidden part of a test cell.
-BEGIN_HIDDEN_TESTS, END_HIDDEN_TESTS = "BEGIN HIDDEN TESTS", "END HIDDEN TESTS"
-
-
-class CourseError(RuntimeError):
-    """The course directory or an nbgrader step is not as expected."""
 
 
 def find_course_root(start: Path | str | None = None) -> Path:
@@ -53,6 +47,13 @@ def find_course_root(start: Path | str | None = None) -> Path:
     raise CourseError(
         f"no {CONFIG_FILE} found in {start} or any parent directory: run this inside the course repository"
     )
+
+
+def course_of_config(config: Config) -> Course:
+    """The course whose nbgrader runs a plug-in of ``nbgrader_config.py`` (a preprocessor's ``config``): found from
+    ``CourseDirectory.root`` where it is set (as :meth:`Course.run_converter` sets it), else from the working
+    directory, where nbgrader itself runs (:func:`find_course_root`, the one way the course is found)."""
+    return Course(find_course_root(config.CourseDirectory.get("root") or None))
 
 
 @dataclass(frozen=True)
@@ -128,15 +129,6 @@ class Course:
         self.check_assignment(assignment)
         return sorted((self.release_directory / assignment).glob("*.ipynb"))
 
-    def source_notebook(self, assignment: str, notebook_id: str) -> dict:
-        """The source notebook ``notebook_id`` (its name without ``.ipynb``) of ``assignment``, as JSON."""
-        return read_json_notebook(self.source_directory / assignment / f"{notebook_id}.ipynb")
-
-    @staticmethod
-    def test_cells(notebook: dict) -> dict[str, str]:
-        """grade_id → source of each test cell (nbgrader ``grade`` code cell) of a source notebook."""
-        return test_sources(notebook)
-
     def policy(self, assignment: str) -> GradingPolicy:
         """What the grader needs to know about ``assignment`` (``solutions/<assignment>/grading.yml``).
 
@@ -147,25 +139,6 @@ class Course:
             return GradingPolicy.from_file(self.source_directory / assignment / POLICY_FILE)
         except (ValueError, yaml.YAMLError) as error:
             raise CourseError(" ".join(str(error).split())) from None
-
-    def bonus_cells(self, assignment: str) -> set[str]:
-        """The grade_ids of ``assignment``'s bonus cells (``bonus:`` in its ``grading.yml``), each checked to be a
-        graded cell of its source notebooks.
-
-        Raises:
-            CourseError: ``grading.yml`` names a cell the notebooks do not grade.
-        """
-        bonus = set(self.policy(assignment).bonus)
-        graded = {
-            grade_id(cell)
-            for path in self.source_notebooks(assignment)
-            for cell in read_json_notebook(path).get("cells", [])
-            if nbgrader_metadata(cell).get("grade")
-        }
-        if bonus - graded:
-            unknown = ", ".join(sorted(bonus - graded))
-            raise CourseError(f"{assignment}/grading.yml: bonus names {unknown}, which no graded cell of it is")
-        return bonus
 
     def notebook_catalogs(self, assignment: str, notebook: str) -> dict[str, Path]:
         """language → the catalog that translates the learner notebook ``notebook`` (its name without ``.ipynb``):
@@ -186,19 +159,6 @@ class Course:
             if path.is_file() and path.suffix != ".ipynb" and path.name != POLICY_FILE and not path.name.startswith(".")
         )
 
-    def redacted_package(self, assignment: str, target: Path) -> Path:
-        """The course package without what ``assignment`` asks the learner to write, copied into ``target``.
-
-        Raises:
-            CourseError: ``grading.yml``'s ``learner_writes`` names what the package does not define.
-        """
-        from .redaction import RedactionError, redacted_package
-
-        try:
-            return redacted_package(self.policy(assignment).learner_writes, target)
-        except RedactionError as error:
-            raise CourseError(f"{assignment}/{POLICY_FILE}: learner_writes: {error}") from None
-
     def repository(self) -> tuple[str, str]:
         """The book's repository URL and branch, from ``_config.yml``."""
         config = yaml.safe_load((self.root / "_config.yml").read_text(encoding="utf-8"))
@@ -215,10 +175,7 @@ class Course:
         Raises:
             CourseError: the converter failed for some notebook.
         """
-        import logging
-
-        from nbgrader import converters
-        from nbgrader.coursedir import CourseDirectory
+        from nbgrader import converters  # nbconvert's exporters: loaded by the commands that convert, not on import
 
         config = copy.deepcopy(self._config)
         config.CourseDirectory.root = str(self.root)
@@ -251,21 +208,6 @@ def _this_environments_programs_first() -> Iterator[None]:
             os.environ["PATH"] = before
 
 
-@dataclass(frozen=True)
-class GradingContext:
-    """What every grading step is given: an assignment of ``course`` and the gradebook it is graded into."""
-
-    course: Course
-    assignment: str
-    db_url: str
-
-    @classmethod
-    def of(cls, course: Course, assignment: str, db_url: str | None = None) -> GradingContext:
-        """The context of ``assignment`` (checked to exist), in ``db_url`` or the course's own gradebook."""
-        course.check_assignment(assignment)
-        return cls(course, assignment, db_url or course.default_db_url)
-
-
 def copy_course(source: Path, target: Path) -> Course:
     """A copy of the course at ``source`` in ``target``, for grading runs that must not touch the original:
     its source and release directories, nbgrader's config, the book's (which names the repository),
@@ -287,57 +229,3 @@ def copy_course(source: Path, target: Path) -> Course:
         elif (source / name).is_file():
             shutil.copyfile(source / name, target / name)
     return Course(target)
-
-
-def split_hidden_tests(source: str) -> tuple[str, str]:
-    """A test cell's source as (visible tests, hidden tests), without nbgrader's marker lines."""
-    return split_at_markers(source, BEGIN_HIDDEN_TESTS, END_HIDDEN_TESTS)
-
-
-def split_at_markers(source: str, begin: str, end: str) -> tuple[str, str]:
-    """A cell's source as (the lines outside nbgrader's ``begin`` … ``end`` markers, the lines between them), without
-    the marker lines."""
-    outside, between, inside = [], [], False
-    for line in source.splitlines(keepends=True):
-        if begin in line:
-            inside = True
-        elif end in line:
-            inside = False
-        else:
-            (between if inside else outside).append(line)
-    return "".join(outside), "".join(between)
-
-
-def edited_locked_cells(notebook: dict, release: dict, *other_versions: dict) -> list[str]:
-    """grade_ids of the locked cells of ``release`` (tests, given code) that ``notebook`` edited, retyped or deleted.
-
-    At release nbgrader records in each locked cell a checksum of its type, source and nbgrader metadata. A cell
-    of ``notebook`` is unchanged when its type and source, under the released cell's metadata, give that checksum
-    or the checksum of the same cell in one of ``other_versions`` (the source notebook, whose test cells still
-    hold the hidden tests). A learner's notebook serves as its own ``release``: its locked cells carry the checksums.
-    """
-    cells = cells_by_grade_id(notebook)
-    versions = [cells_by_grade_id(version) for version in other_versions]
-    edited = []
-    for name, released in cells_by_grade_id(release).items():
-        metadata = nbgrader_metadata(released)
-        if not utils.is_locked(nbformat.from_dict(released)):
-            continue
-        accepted = {metadata.get("checksum") or _checksum(released, metadata)}
-        accepted |= {_checksum(version[name], metadata) for version in versions if name in version}
-        if name not in cells or _checksum(cells[name], metadata) not in accepted:
-            edited.append(name)
-    return edited
-
-
-def _checksum(cell: dict, metadata: dict) -> str:
-    """nbgrader's checksum of ``cell``'s type and source under the nbgrader ``metadata`` given."""
-    source = cell.get("source", "")
-    source = source if isinstance(source, str) else "".join(source)
-    plain = {"cell_type": cell.get("cell_type"), "source": source, "metadata": {"nbgrader": metadata}}
-    return utils.compute_checksum(nbformat.from_dict(plain))
-
-
-def read_json_notebook(path: Path) -> dict:
-    """Parse a notebook file as JSON (without validation)."""
-    return json.loads(path.read_text(encoding="utf-8"))

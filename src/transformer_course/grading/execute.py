@@ -23,6 +23,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 
 from nbformat import NotebookNode
 from nbformat.v4 import new_output
@@ -30,7 +31,7 @@ from nbformat.v4 import new_output
 from .hidden import NoAnswer, answer_in_outputs
 from .limits import GradingLimits
 from .nbgrader_cells import grade_id
-from .pipe import MAX_LINE, Reply, Runner
+from .pipe import MAX_LINE, Reply, Runner, RunnerProblem
 from .sandbox import Cgroup, Launch
 from .status import Problem, Status
 
@@ -47,6 +48,51 @@ PROBE = "transformer_course.grading.inside.probe"  # the kernel's side of a hidd
 KERNEL_START_SECONDS = 120  # for the kernel to start and run an empty cell, as the runner's startup_timeout
 # What the grader asks a fresh sandbox to do before any submission: what every notebook does first.
 SELF_TEST_CODE = "import numpy, torch, matplotlib, transformer_course\nprint(torch.__version__)"
+
+
+@dataclass(frozen=True)
+class Shown:
+    """What a :class:`~transformer_course.grading.pipe.RunnerProblem` makes of a cell and its submission."""
+
+    status: Status  # the submission's, unless a worse problem came before it
+    error: str  # the name of the error the cell shows
+    says: str  # what the error says ({cell_timeout}, {memory}, {last_words} are filled in)
+    kernel_lost: bool  # the cells after it are not run
+
+
+# Every problem of the runner, and what it shows and means: the one table from the runner's words to a Status.
+PROBLEMS = {
+    RunnerProblem.TIMEOUT: Shown(
+        Status.TIMEOUT, CELL_TIMEOUT, "interrupted after the time limit of {cell_timeout} s per cell", False
+    ),
+    RunnerProblem.MEMORY: Shown(
+        Status.MEMORY_LIMIT,
+        MEMORY_LIMIT,
+        "a process of this notebook was killed: together its processes used more than {memory}",
+        False,
+    ),
+    RunnerProblem.MEMORY_DIED: Shown(
+        Status.MEMORY_LIMIT,
+        MEMORY_LIMIT,
+        "the kernel was killed: the notebook's processes used more than {memory} together",
+        True,
+    ),
+    RunnerProblem.KERNEL_DIED: Shown(
+        Status.KERNEL_DIED,
+        KERNEL_DIED,
+        "the kernel died while this cell ran (exit(), a crash or the memory limit){last_words}",
+        True,
+    ),
+    RunnerProblem.NO_ANSWER: Shown(
+        Status.KERNEL_DIED, KERNEL_UNRESPONSIVE, "the kernel stopped responding while this cell ran", True
+    ),
+    RunnerProblem.BROKEN: Shown(
+        Status.KERNEL_DIED,
+        KERNEL_UNRESPONSIVE,
+        "the kernel's answer broke the grader's limits (too much output at once)",
+        True,
+    ),
+}
 
 
 class Session:
@@ -155,47 +201,30 @@ class Session:
         kills_before = self.cgroup.out_of_memory_kills() if self.cgroup else 0
         reply = self.runner.execute(code, timeout, output_limit, answers, store_history)
         if self.cgroup is not None and self.cgroup.out_of_memory_kills() > kills_before:
-            reply.problem = "memory_died" if reply.problem == "kernel_died" else reply.problem or "memory"
+            died = reply.problem == RunnerProblem.KERNEL_DIED
+            reply.problem = RunnerProblem.MEMORY_DIED if died else reply.problem or RunnerProblem.MEMORY
         return reply
 
     def _problem(self, reply: Reply, label: str) -> tuple[NotebookNode, Problem] | None:
-        """The error to show for ``reply``'s problem, if it had one, and the problem itself; a lost kernel is
-        remembered."""
-        limit = f"{self.limits.memory_limit_mb} MB"
+        """The error to show for ``reply``'s problem, if it had one, and the problem itself (:data:`PROBLEMS`); a lost
+        kernel is remembered."""
         if reply.problem is None:
             return None
-        if reply.problem == "timeout":
-            error = error_output(
-                CELL_TIMEOUT, f"interrupted after the time limit of {self.limits.cell_timeout} s per cell"
-            )
+        shown = PROBLEMS[reply.problem]
+        if shown.kernel_lost:
+            self.lost_in = label
+        last_words = self._last_words() if reply.problem == RunnerProblem.KERNEL_DIED else ""
+        says = shown.says.format(
+            cell_timeout=self.limits.cell_timeout,
+            memory=f"{self.limits.memory_limit_mb} MB",
+            last_words=f"; {last_words}" if last_words else "",
+        )
+        error = error_output(shown.error, says)
+        if shown.status == Status.MEMORY_LIMIT or _says_out_of_memory(says):  # the kernel's allocator failed
+            return error, _out_of_memory(label, says)
+        if shown.status == Status.TIMEOUT:
             return error, Problem(Status.TIMEOUT, f"{label} was interrupted after the time limit")
-        if reply.problem == "memory":
-            error = error_output(
-                MEMORY_LIMIT, f"a process of this notebook was killed: together its processes used more than {limit}"
-            )
-            return error, _out_of_memory(label, error.evalue)
-        self.lost_in = label
-        if reply.problem == "memory_died":
-            error = error_output(
-                MEMORY_LIMIT, f"the kernel was killed: the notebook's processes used more than {limit} together"
-            )
-            return error, _out_of_memory(label, error.evalue)
-        if reply.problem == "kernel_died":
-            detail = self._last_words()
-            error = error_output(
-                KERNEL_DIED,
-                "the kernel died while this cell ran (exit(), a crash or the memory limit)"
-                + (f"; {detail}" if detail else ""),
-            )
-        elif reply.problem == "no_answer":
-            error = error_output(KERNEL_UNRESPONSIVE, "the kernel stopped responding while this cell ran")
-        else:
-            error = error_output(
-                KERNEL_UNRESPONSIVE, "the kernel's answer broke the grader's limits (too much output at once)"
-            )
-        if _says_out_of_memory(error.evalue):  # the runner's last words: the kernel's allocator failed
-            return error, _out_of_memory(label, error.evalue)
-        return error, Problem(Status.KERNEL_DIED, f"{label}: {error.evalue}")
+        return error, Problem(shown.status, f"{label}: {says}")
 
 
 def _says_out_of_memory(message: str) -> bool:

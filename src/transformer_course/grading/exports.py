@@ -33,13 +33,11 @@ import csv
 import re
 from pathlib import Path
 
-from .course import CourseError
-from .report import spreadsheet_safe
+from .errors import CourseError
+from .grade_row import GradeRow, spreadsheet_safe
 from .roster import Student, comparable_name
 from .status import Status
-from .submission import Submission
 
-FORMATS = ("csv", "canvas", "moodle")
 CANVAS_COLUMNS = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
 MOODLE_COLUMNS = ["Full name", "Email address", "ID number"]
 # Columns of a Canvas gradebook export that are not assignments (gradebook_importer.rb's reserved and read-only ones).
@@ -50,12 +48,12 @@ CANVAS_NOT_ASSIGNMENTS = re.compile(
 CANVAS_ASSIGNMENT = re.compile(r"(?P<title>.*?)\s*\((?P<id>\d+)\)")
 
 
-def lms_grade(row: Submission) -> str:
+def lms_grade(row: GradeRow) -> str:
     """The grade an LMS gets: the score."""
     return "" if row.score is None else f"{row.score:g}"
 
 
-def exported_rows(rows: list[Submission], roster: dict[str, Student]) -> tuple[list[Submission], list[str]]:
+def exported_rows(rows: list[GradeRow], roster: dict[str, Student]) -> tuple[list[GradeRow], list[str]]:
     """The rows an LMS file holds — the roster's students (everyone, without a roster) whose grade is ready — and a
     note naming the others."""
     notes, kept = [], rows
@@ -73,7 +71,7 @@ def exported_rows(rows: list[Submission], roster: dict[str, Student]) -> tuple[l
     return [row for row in kept if row.student_id not in waiting], notes
 
 
-def write_canvas(rows: list[Submission], roster: dict[str, Student], column: str, path: Path) -> list[str]:
+def write_canvas(rows: list[GradeRow], roster: dict[str, Student], column: str, path: Path) -> list[str]:
     """Canvas's gradebook import CSV: a row per student, with the "Points Possible" row first; the notes to print."""
     rows, notes = exported_rows(rows, roster)
     maximum = next((row.max_score for row in rows if row.max_score is not None), None)
@@ -86,7 +84,7 @@ def write_canvas(rows: list[Submission], roster: dict[str, Student], column: str
     return notes
 
 
-def write_moodle(rows: list[Submission], roster: dict[str, Student], column: str, path: Path) -> list[str]:
+def write_moodle(rows: list[GradeRow], roster: dict[str, Student], column: str, path: Path) -> list[str]:
     """Moodle's grade import CSV: the learner's identifiers, the grade and a feedback line; the notes to print."""
     rows, notes = exported_rows(rows, roster)
     with _writer(path, [*MOODLE_COLUMNS, column, "Feedback"]) as writer:
@@ -108,7 +106,7 @@ def write_moodle(rows: list[Submission], roster: dict[str, Student], column: str
     return notes
 
 
-def feedback_line(row: Submission) -> str:
+def feedback_line(row: GradeRow) -> str:
     """What the learner reads beside the grade in the LMS."""
     if row.status == Status.MISSING:
         return "Nothing was handed in."

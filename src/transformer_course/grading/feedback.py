@@ -20,11 +20,11 @@ own ``nbgrader generate_feedback`` makes the same pages:
 * **offline**: math becomes MathML when the page is made (latex2mathml), so it renders without
   MathJax or a network;
 * **harmless**: the kernel's outputs keep only text and images whose data is plain base64
-  (:mod:`transformer_course.grading.inside.runner`), code is highlighted (escaped) by nbconvert, and
+  (:mod:`transformer_course.grading.pipe`, as the grader reads them), code is highlighted (escaped) by nbconvert, and
   Markdown goes through :func:`safe_markdown2html`, which keeps formatting tags, MathML and plain
   links and loses scripts, event handlers, styles and ``javascript:`` URLs (bleach, the sanitiser
   nbconvert itself uses). The test cells show their visible tests only: the grader puts the
-  released source back after judging them (:mod:`transformer_course.grading.execute`);
+  released source back after judging them (:mod:`transformer_course.grading.judging`);
 * **bounded**: one student's pages are made within :data:`RENDER_SECONDS`; past it the page says
   that it could not be made in time, and the class goes on.
 
@@ -39,13 +39,16 @@ import html
 import signal
 import threading
 from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 
 from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
 from nbgrader.preprocessors import GetGrades
 
 from .cell_errors import read_cell_errors
-from .course import Course, CourseError, GradingContext
+from .context import GradingContext
+from .course import Course, course_of_config
+from .errors import CourseError
 from .report import student_row
 
 TEMPLATE_DIRECTORY = Path(__file__).parent / "templates"
@@ -69,6 +72,10 @@ ALLOWED_ATTRIBUTES = {
     **{tag: MATHML_ATTRIBUTES for tag in ("math", "mi", "mo", "mstyle", "mtable", "mtd", "mspace", "mover", "munder")},
 }
 ALLOWED_PROTOCOLS = {"http", "https", "mailto"}
+
+# The context whose pages write_feedback is making, handed to GetGradesAndPending (which nbgrader makes from the
+# course's config, and so cannot be given it): the assignment's facts as the run read them, once.
+_HANDED: ContextVar[GradingContext | None] = ContextVar("grading_context", default=None)
 
 
 def safe_markdown2html(source: str) -> str:
@@ -110,20 +117,26 @@ class GetGradesAndPending(GetGrades):
     (``metadata.course_feedback_note``)."""
 
     def preprocess(self, nb, resources):
-        course = Course(Path(self.config.CourseDirectory.get("root", ".")).resolve())
-        assignment = resources["nbgrader"]["assignment"]
+        context = self._context(resources["nbgrader"]["assignment"], resources["nbgrader"]["db_url"])
         try:
-            self.bonus = course.bonus_cells(assignment)
+            self.bonus = context.facts.bonus
         except (CourseError, OSError):
-            self.bonus = set()
+            self.bonus = frozenset()
         self.summary = {"core_score": 0.0, "core_max": 0.0, "bonus_score": 0.0, "bonus_max": 0.0, "pending_points": 0}
         nb, resources = super().preprocess(nb, resources)
-        context = GradingContext(course, assignment, resources["nbgrader"]["db_url"])
         self.summary["row"] = student_row(context, resources["nbgrader"]["student"])
         resources["course_feedback"] = self.summary
         for index, note in read_cell_errors(nb).notes().items():
             nb.cells[index].metadata["course_feedback_note"] = note
         return nb, resources
+
+    def _context(self, assignment: str, db_url: str) -> GradingContext:
+        """The context :func:`write_feedback` handed over for these pages; where nbgrader itself makes them
+        (``nbgrader generate_feedback``), the course's own, read here."""
+        handed = _HANDED.get()
+        if handed is not None and (handed.assignment, handed.db_url) == (assignment, db_url):
+            return handed
+        return GradingContext(course_of_config(self.config), assignment, db_url)
 
     def _get_score(self, cell, resources) -> None:
         super()._get_score(cell, resources)
@@ -144,6 +157,7 @@ def write_feedback(context: GradingContext, student_id: str) -> str | None:
     """``student_id``'s feedback pages for the assignment (nbgrader's ``GenerateFeedback``, in this process, within
     :data:`RENDER_SECONDS`); None, or what went wrong. A page that could not be made in time says so itself."""
     course, assignment, db_url = context.course, context.assignment, context.db_url
+    handed = _HANDED.set(context)
     try:
         with _time_limit(RENDER_SECONDS):
             course.run_converter("GenerateFeedback", assignment_id=assignment, student_id=student_id, db_url=db_url)
@@ -152,6 +166,8 @@ def write_feedback(context: GradingContext, student_id: str) -> str | None:
         return f"the feedback page took longer than {RENDER_SECONDS} s to make: a short page says so"
     except CourseError:
         pass  # said below
+    finally:
+        _HANDED.reset(handed)
     if not sorted((course.feedback_directory / student_id / assignment).glob("*.html")):
         return "feedback could not be generated"
     return None

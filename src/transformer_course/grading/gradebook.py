@@ -20,8 +20,11 @@ from __future__ import annotations
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.preprocessors import SaveAutoGrades
 
-from .judging import VERDICTS
 from .written_answers import ManualScore, answer_key
+
+# The key under which the run's verdict on each test cell (grade_id -> passed) reaches
+# SaveAutoGradesKeepingReviews in nbgrader's resources, from the grader's record step or from SandboxedExecute.
+VERDICTS = "transformer_course_verdicts"
 
 
 def remove_unreviewed_manual_scores(db_url: str, course_id: str, assignment: str, student: str) -> list[str]:

@@ -4,10 +4,10 @@ Everything in a submission is the learner's: the folder's name, the files in it,
 notebook. Intake takes from it only what grading needs, in a form that cannot surprise the steps
 after it:
 
-* **the student id** is the folder's name, and must match :data:`STUDENT_ID_RULE` (ASCII letters and
-  digits, then also ``.``, ``_``, ``-`` and ``@``, at most 64 characters). It reaches nbgrader's
-  command line, file paths, the gradebook and ``grades.csv``; anything else is refused for that
-  folder alone, with a message that gives the rule;
+* **the student id** is the folder's name, and must follow the rule of
+  :mod:`transformer_course.grading.student_ids` (ASCII letters and digits, then also ``.``, ``_``, ``-`` and ``@``,
+  at most 64 characters). It reaches nbgrader's command line, file paths, the gradebook and ``grades.csv``; anything
+  else is refused for that folder alone, with a message that gives the rule;
 * **files** are opened only when they are regular files: a symbolic link, a directory, a FIFO or a
   device where the notebook (or the folder) should be is refused without being followed or read,
   and so is a file larger than :data:`MAX_NOTEBOOK_BYTES`;
@@ -44,15 +44,12 @@ from pathlib import Path
 
 import nbformat
 
+from .lateness import parse_submission_time
 from .nbgrader_cells import answer_sources, grade_id, nbgrader_metadata, source_text
 from .status import Status
+from .student_ids import STUDENT_ID_HELP, is_student_id
 from .submission import Submission
-from .submission_times import parse_submission_time
 
-STUDENT_ID_RULE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,63}")
-STUDENT_ID_HELP = (
-    "a student id is 1 to 64 ASCII letters, digits, '.', '_', '-' or '@', starting with a letter or a digit"
-)
 MAX_NOTEBOOK_BYTES = 20 * 2**20  # the largest honest notebook of the course, with outputs, is well under 1 MB
 # What a notebook may hold beyond the released one (a learner adds cells of scratch work and notes): every later
 # step's work grows with the cells and the Markdown, and rendering 20,000 small cells took minutes.
@@ -91,7 +88,7 @@ def student_folders(submissions: Path) -> list[str]:
 
 def check_student_id(name: str) -> None:
     """Refuse a folder name that is not a student id (it would reach command lines, paths and spreadsheets)."""
-    if not STUDENT_ID_RULE.fullmatch(name):
+    if not is_student_id(name):
         raise Refused(Status.INVALID_STUDENT_ID, f"the folder name {name!r} is not a student id: {STUDENT_ID_HELP}")
 
 
@@ -253,7 +250,7 @@ def take_in(submissions: Path, student_id: str, assignment: str, given: Given) -
 
 
 def _taken_in(submissions: Path, student_id: str, assignment: str, given: Given) -> Submission:
-    from .course import edited_locked_cells  # nbgrader's checksums: intake's other checks run without nbgrader
+    from .locked_cells import edited_locked_cells  # nbgrader's: imported only here, so that reading a file needs none
 
     check_student_id(student_id)
     folder = real_directory(submissions / student_id, f"the folder {student_id!r}")
@@ -354,11 +351,7 @@ def check_size(notebook: dict, released: dict, name: str) -> None:
 
 
 def _markdown_characters(notebook: dict) -> int:
-    return sum(
-        len("".join(cell.get("source", "")))
-        for cell in notebook.get("cells", [])
-        if cell.get("cell_type") == "markdown"
-    )
+    return sum(len(source_text(cell)) for cell in notebook.get("cells", []) if cell.get("cell_type") == "markdown")
 
 
 def _unmark_duplicate_cells(notebook: dict) -> None:

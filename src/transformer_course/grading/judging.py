@@ -10,13 +10,14 @@ A test cell passes when
 
 Then :class:`Judge`
 
-3. puts a **correct answer** to a failed part in the kernel (:func:`reference_answers`), so that every
+3. puts a **correct answer** to a failed part in the kernel
+   (:func:`transformer_course.grading.context.reference_answers`), so that every
    later part is graded with it in place of the learner's: one bug costs its own part's points only;
 4. rewrites the cell's **outputs** so that nbgrader's rules read the same verdict (:func:`scored_outputs`),
    and puts its source back to the visible tests, so that the feedback page never shows the hidden ones;
-5. leaves the **verdict** (grade_id → passed) under :data:`VERDICTS` in nbgrader's resources, where
-   :class:`transformer_course.grading.gradebook.SaveAutoGradesKeepingReviews` gives the cell all its
-   points or none.
+5. leaves the **verdict** (grade_id → passed) in the run's outcome, which reaches nbgrader's resources under
+   :data:`transformer_course.grading.gradebook.VERDICTS`, where
+   :class:`transformer_course.grading.gradebook.SaveAutoGradesKeepingReviews` gives the cell all its points or none.
 """
 
 from __future__ import annotations
@@ -28,7 +29,6 @@ import time
 import traceback
 import zlib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import torch
 from nbformat import NotebookNode
@@ -36,15 +36,8 @@ from nbformat.v4 import new_output
 
 from .execute import TEST_FAILED, Session, error_output
 from .hidden import Learner, judging
-from .nbgrader_cells import nbgrader_metadata, source_text, test_sources
-
-if TYPE_CHECKING:
-    from .sandboxed_run import RunOutcome, SubmissionRun
-
-# The key under which the execution step leaves, in nbgrader's resources, the grader's verdict on each
-# test cell (grade_id -> passed).
-VERDICTS = "transformer_course_verdicts"
-
+from .nbgrader_cells import nbgrader_metadata
+from .submission_run import RunOutcome, SubmissionRun
 
 # What a failed test cell says when a correct answer to its part is put in place of the learner's.
 REFERENCE_NOTE = "The later parts are graded with a correct answer to this part in place of yours.\n"
@@ -95,29 +88,6 @@ class Judge:
             self.outcome.findings.append(f"{label}: {self.learner.refused[refused_before]}")
         self.outcome.seconds["hidden tests"] += time.perf_counter() - started_hidden
         return failure
-
-
-def reference_answers(source: dict) -> dict[str, str]:
-    """grade_id of each test cell of the source notebook ``source`` that a later test cell follows -> the source of
-    the answer cells of its part (the code cells a learner fills in, since the test cell before it), joined.
-
-    The last test cell has none: nothing after it needs its answer, which may be long to run (a training run).
-    """
-    parts: dict[str, str] = {}
-    answers: list[str] = []
-    for cell in source.get("cells", []):
-        nbgrader = nbgrader_metadata(cell)
-        if cell.get("cell_type") != "code":
-            continue
-        if nbgrader.get("grade"):
-            if answers:
-                parts[nbgrader["grade_id"]] = "\n".join(answers)
-            answers = []
-        elif nbgrader.get("solution"):
-            answers.append(source_text(cell))
-    last_test = next(reversed(test_sources(source)), None)
-    parts.pop(last_test, None)
-    return parts
 
 
 def scored_outputs(outputs: list[NotebookNode], passed: bool) -> list[NotebookNode]:

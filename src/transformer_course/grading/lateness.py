@@ -11,18 +11,23 @@ In the assignment's ``grading.yml`` (or ``autograde --due``)::
 
 ``late_policy: none`` (or no ``late_policy``) charges nothing: lateness is still shown. A learner's
 due date moves by the ``extension`` days of their roster row. The submission time is nbgrader's
-``timestamp.txt`` (which the learner's own ``nbgrader submit`` writes), or the LMS's time
-(``--times``, :mod:`transformer_course.grading.submission_times`), which wins; where neither gives
-one, a file the LMS marked late (Canvas's ``_LATE``) is said in ``review`` and charged nothing, since
-how late is not known. The penalty is in ``score`` and shown in ``grades.csv``'s ``penalty``, with
-``submitted_at`` and ``late_by`` (hours), and on the learner's page.
+``timestamp.txt`` (which the learner's own ``nbgrader submit`` writes, in any of the forms
+:func:`parse_submission_time` reads), or the LMS's time (``--times``,
+:mod:`transformer_course.grading.submission_times`), which wins; where neither gives one, a file the LMS marked
+late (Canvas's ``_LATE``) is said in ``review`` and charged nothing, since how late is not known. The penalty is in
+``score`` and shown in ``grades.csv``'s ``penalty``, with ``submitted_at`` and ``late_by`` (hours), and on the
+learner's page.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
+
+from dateutil import tz
+from dateutil.parser import isoparse
 
 UNITS = {"day": timedelta(days=1), "hour": timedelta(hours=1)}
 
@@ -74,7 +79,7 @@ def parse_due(value, where: str) -> datetime:
             raise LatenessError(f"{where}: due {value!r} is not a date and time (2026-11-20T23:59:00+01:00)") from None
     if moment.tzinfo is None:
         raise LatenessError(f"{where}: due {value} has no time zone: write it as 2026-11-20T23:59:00+01:00")
-    return moment.astimezone(timezone.utc)
+    return moment.astimezone(UTC)
 
 
 def late_by(submitted_at: datetime | None, due: datetime | None, extension_days: float = 0.0) -> timedelta | None:
@@ -82,3 +87,28 @@ def late_by(submitted_at: datetime | None, due: datetime | None, extension_days:
     if submitted_at is None or due is None:
         return None
     return submitted_at - (due + timedelta(days=extension_days))
+
+
+def parse_submission_time(text: str) -> datetime:
+    """A submission time as nbgrader writes it, in UTC (timezone-aware).
+
+    Raises:
+        ValueError: ``text`` is not a date and time, or names a time zone nobody knows.
+    """
+    text = text.strip()
+    if not re.fullmatch(r"[0-9A-Za-z:. +\-/_]{1,64}", text):
+        raise ValueError(f"not a time stamp: {text[:64]!r}")
+    day, _, rest = text.partition(" ")
+    time, _, zone_name = rest.partition(" ")
+    zone = UTC
+    if zone_name and re.fullmatch(r"[+-][0-9]{2}:?[0-9]{2}", zone_name):
+        text = f"{day} {time}{zone_name}"
+    elif zone_name:
+        zone = tz.gettz(zone_name)
+        if zone is None:
+            raise ValueError(f"unknown time zone {zone_name!r}")
+        text = f"{day} {time}"
+    moment = isoparse(text)
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=zone)
+    return moment.astimezone(UTC)

@@ -41,7 +41,6 @@ from .intake import MAX_NOTEBOOK_BYTES, Refused, read_regular_file
 from .roster import Student, comparable_name
 from .status import Problem, Status
 
-LMS_NAMES = ("canvas", "moodle")
 CANVAS_FILE = re.compile(r"(?P<name>[^_]+?)(?P<late>_LATE)?_(?P<user>\d+)_(?P<attachment>\d+)_(?P<file>.+)")
 # Moodle before 4.1 ends the prefix with "_"; 4.1 and later name the learner's folder without it.
 MOODLE_ENTRY = re.compile(r"(?P<name>.+?)_(?P<user>\d+)_assignsubmission_(?:file|onlinetext)(?:_(?P<file>.*))?")

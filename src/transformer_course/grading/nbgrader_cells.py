@@ -1,13 +1,20 @@
-"""nbgrader's marks on a notebook's cells (``cell.metadata.nbgrader``), read in one way.
+"""nbgrader's marks on a notebook's cells (``cell.metadata.nbgrader``) and in their sources, read in one way.
 
 nbgrader names a cell (``grade_id``) and marks it as an answer (``solution``), as graded (``grade``, with its
-``points``) or as locked (https://nbgrader.readthedocs.io/en/stable/contributor_guide/metadata.html). These helpers
-take a cell as nbformat's ``NotebookNode`` or as plain JSON alike, and a cell without the marks has none: ``{}``.
+``points``) or as locked (https://nbgrader.readthedocs.io/en/stable/contributor_guide/metadata.html); in a source
+notebook, a test cell's hidden tests stand between its markers (:func:`split_hidden_tests`). These helpers take a
+cell as nbformat's ``NotebookNode`` or as plain JSON alike, and a cell without the marks has none: ``{}``; a cell's
+source is joined in one place (:func:`source_text`).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
+from pathlib import Path
+
+# nbgrader's markers around the hidden part of a test cell.
+BEGIN_HIDDEN_TESTS, END_HIDDEN_TESTS = "BEGIN HIDDEN TESTS", "END HIDDEN TESTS"
 
 
 def nbgrader_metadata(cell: Mapping) -> dict:
@@ -50,3 +57,27 @@ def source_text(cell: Mapping) -> str:
     """A cell's source as one string (nbformat's JSON may hold it as a list of lines)."""
     source = cell.get("source", "")
     return source if isinstance(source, str) else "".join(source)
+
+
+def split_hidden_tests(source: str) -> tuple[str, str]:
+    """A test cell's source as (visible tests, hidden tests), without nbgrader's marker lines."""
+    return split_at_markers(source, BEGIN_HIDDEN_TESTS, END_HIDDEN_TESTS)
+
+
+def split_at_markers(source: str, begin: str, end: str) -> tuple[str, str]:
+    """A cell's source as (the lines outside nbgrader's ``begin`` … ``end`` markers, the lines between them), without
+    the marker lines."""
+    outside, between, inside = [], [], False
+    for line in source.splitlines(keepends=True):
+        if begin in line:
+            inside = True
+        elif end in line:
+            inside = False
+        else:
+            (between if inside else outside).append(line)
+    return "".join(outside), "".join(between)
+
+
+def read_json_notebook(path: Path) -> dict:
+    """Parse a notebook file as JSON (without validation)."""
+    return json.loads(path.read_text(encoding="utf-8"))

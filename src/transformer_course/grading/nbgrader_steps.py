@@ -28,7 +28,7 @@ import copy
 import os
 import shutil
 import warnings
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import nbformat
 from jsonschema.exceptions import best_match
@@ -42,9 +42,8 @@ from nbgrader.nbgraderformat.common import BaseMetadataValidator
 from nbgrader.preprocessors import CheckCellMetadata, Execute, SaveAutoGrades
 from sqlalchemy.exc import SAWarning
 
-from .course import GradingContext
-from .gradebook import SaveAutoGradesKeepingReviews
-from .judging import VERDICTS
+from .context import GradingContext
+from .gradebook import VERDICTS, SaveAutoGradesKeepingReviews
 
 
 class NbgraderSteps:
@@ -75,7 +74,7 @@ class NbgraderSteps:
             warnings.simplefilter("ignore", SAWarning)
             gradebook.update_or_create_student(student_id)
             if timestamp is not None:  # the gradebook keeps times in UTC, without a zone, as nbgrader's parse_utc gives
-                naive = timestamp.astimezone(timezone.utc).replace(tzinfo=None)
+                naive = timestamp.astimezone(UTC).replace(tzinfo=None)
                 gradebook.update_or_create_submission(self.assignment, student_id, timestamp=naive)
             else:
                 gradebook.update_or_create_submission(self.assignment, student_id)

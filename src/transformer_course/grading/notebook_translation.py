@@ -26,6 +26,8 @@ from markdown_it import MarkdownIt
 from mdit_py_plugins.amsmath import amsmath_plugin
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 
+from .nbgrader_cells import source_text
+
 # The block syntax of the notebooks' Markdown: CommonMark with tables and $-math, as the book parses them.
 _MARKDOWN = MarkdownIt("commonmark").enable("table").use(dollarmath_plugin).use(amsmath_plugin)
 
@@ -83,6 +85,6 @@ def translated_notebook(notebook: dict, catalog: dict[str, str]) -> dict:
     translated = copy.deepcopy(notebook)
     for cell in translated["cells"]:
         if is_translatable(cell):
-            text = translated_markdown("".join(cell["source"]), catalog)
+            text = translated_markdown(source_text(cell), catalog)
             cell["source"] = text.splitlines(keepends=True) if isinstance(cell["source"], list) else text
     return translated

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from nbgrader.api import Gradebook, MissingEntry
 
-from .course import GradingContext
+from .context import GradingContext
 from .nbgrader_cells import cells_by_grade_id, source_text
 
 

@@ -2,9 +2,10 @@
 
 The runner (:mod:`transformer_course.grading.inside.runner`) executes one request per line of its
 standard input in the sandbox's kernel and answers one JSON line; its docstring has the protocol.
-Besides the runner's own problems (``"timeout"``, ``"kernel_died"``), a :class:`Reply` may carry two of
-the grader's: ``"no_answer"`` (nothing came back within the timeout and the grace period) and
-``"broken"`` (the answer broke the protocol: too long, not JSON, or of the wrong shape).
+What went wrong is a :class:`RunnerProblem`: the runner's own (``timeout``, ``kernel_died``, the words of its
+protocol), or the grader's (``no_answer``: nothing came back within the timeout and the grace period; ``broken``:
+the answer broke the protocol, too long, not JSON, or of the wrong shape). What each one makes of a submission is
+:data:`transformer_course.grading.execute.PROBLEMS`'s, in one table.
 
 The grader trusts nothing the runner says (the kernel shares its sandbox and can write to its pipes):
 :class:`Runner` holds at most one unread answer, reads at most a few times the output budget it asked
@@ -24,6 +25,7 @@ import subprocess
 import threading
 import time
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 
 import nbformat
@@ -42,14 +44,28 @@ def runner_command(python: Path | str, package_root: Path | str) -> list[str]:
     return [str(python), "-I", str(Path(package_root) / "transformer_course" / "grading" / "inside" / "runner.py")]
 
 
+class RunnerProblem(StrEnum):
+    """What went wrong with one request to the runner (its value is the runner's word, where it is the runner's)."""
+
+    TIMEOUT = "timeout"  # the runner's: the cell ran past its time and was interrupted
+    KERNEL_DIED = "kernel_died"  # the runner's, or the grader's when the runner ended
+    NO_ANSWER = "no_answer"  # nothing came back within the timeout and the grace period
+    BROKEN = "broken"  # the answer broke the protocol
+    MEMORY = "memory"  # the sandbox's cgroup killed a process for memory; the kernel lives on
+    MEMORY_DIED = "memory_died"  # the cgroup killed the kernel itself for memory
+
+
+# The problems the runner itself may report in an answer; any other word there is not believed.
+RUNNERS_OWN = (RunnerProblem.TIMEOUT, RunnerProblem.KERNEL_DIED)
+
+
 @dataclass
 class Reply:
     """What one executed cell left: outputs (sanitised nbformat outputs) and what went wrong, if anything."""
 
     outputs: list[dict] = field(default_factory=list)
     execution_count: int | None = None
-    # None, "timeout", "kernel_died", "no_answer" (silent past its time), "broken" (the runner broke the protocol)
-    problem: str | None = None
+    problem: RunnerProblem | None = None
 
 
 class Runner:
@@ -91,18 +107,18 @@ class Runner:
             self.process.stdin.write(request.encode("utf-8") + b"\n")
             self.process.stdin.flush()
         except (BrokenPipeError, OSError):
-            return Reply(problem="kernel_died")
+            return Reply(problem=RunnerProblem.KERNEL_DIED)
         deadline = time.monotonic() + timeout + self.grace_seconds
         while True:
             self._permits.put(line_limit)
             try:
                 line = self._lines.get(timeout=max(0.0, deadline - time.monotonic()))
             except queue.Empty:
-                return Reply(problem="no_answer")
+                return Reply(problem=RunnerProblem.NO_ANSWER)
             if line is None:  # the runner ended: killed, out of memory, or never started
-                return Reply(problem="kernel_died")
+                return Reply(problem=RunnerProblem.KERNEL_DIED)
             if line is _TOO_LONG or (answers and line.count(b"[") > MAX_LISTS):
-                return Reply(problem="broken")
+                return Reply(problem=RunnerProblem.BROKEN)
             try:
                 answer = json.loads(line)
                 if type(answer) is not dict or answer.get("id") != request_id:
@@ -111,7 +127,7 @@ class Runner:
                 outputs = [nbformat.from_dict(output) for output in trimmed(outputs, output_limit)]
                 return Reply(outputs, _integer(answer.get("execution_count")), _problem(answer.get("problem")))
             except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
-                return Reply(problem="broken")
+                return Reply(problem=RunnerProblem.BROKEN)
 
     def stderr_tail(self) -> str:
         """The last lines the runner (or the sandbox around it) wrote to standard error."""
@@ -148,8 +164,8 @@ def _integer(value) -> int | None:
     return value if type(value) is int else None
 
 
-def _problem(value) -> str | None:
-    return value if value in ("timeout", "kernel_died") else None
+def _problem(value) -> RunnerProblem | None:
+    return RunnerProblem(value) if type(value) is str and value in RUNNERS_OWN else None
 
 
 def _sanitised(output, answers: bool) -> dict:

@@ -29,7 +29,7 @@ implements what several exercises ask learners to write; the hidden tests and th
 the notebooks' setup cells install from it.
 
 Some findings stop the command instead, before anything is written (one
-:class:`~transformer_course.grading.course.CourseError` naming the file): a notebook among the course's own
+:class:`~transformer_course.grading.errors.CourseError` naming the file): a notebook among the course's own
 files that is not JSON, and a released notebook that holds nbgrader's markers or answers (left out, the copy
 would lack an exercise; ``transformer-course release`` writes it again).
 """
@@ -45,7 +45,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .answer_key import AnswerKey, has_nbgrader_cells, holds_a_marker, read_notebook
-from .course import CONFIG_FILE, Course, CourseError
+from .course import CONFIG_FILE, Course
+from .errors import CourseError
 from .run_record import RECORDS_DIRECTORY
 from .terminal import printable
 

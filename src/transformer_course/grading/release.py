@@ -30,20 +30,15 @@ from __future__ import annotations
 
 import copy
 import shutil
-import sys
 import tempfile
+import tomllib
 from pathlib import Path
 
 import nbformat
 from nbgrader.preprocessors import NbGraderPreprocessor
 
-from .course import Course
+from .course import Course, course_of_config
 from .notebook_translation import read_catalog, translated_notebook
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # the grading extra installs tomli on Python 3.10
-    import tomli as tomllib
 
 SETUP_CELL_ID = "course-setup"
 
@@ -130,7 +125,7 @@ class LearnerNotebook(NbGraderPreprocessor):
 
     def preprocess(self, nb: nbformat.NotebookNode, resources: dict) -> tuple[nbformat.NotebookNode, dict]:
         directories = self.config.CourseDirectory
-        course = Course(Path(directories.get("root") or Path.cwd()).resolve())
+        course = course_of_config(self.config)
         assignment, name = resources["nbgrader"]["assignment"], resources["nbgrader"]["notebook"]
         nb.cells.insert(0, setup_cell(course))
         release_directory = course.root / directories.get("release_directory", course.release_directory.name)

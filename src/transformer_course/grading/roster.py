@@ -24,8 +24,8 @@ import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
-from .course import CourseError
-from .intake import STUDENT_ID_HELP, STUDENT_ID_RULE
+from .errors import CourseError
+from .student_ids import STUDENT_ID_HELP, is_student_id
 
 COLUMNS = ("student_id", "name", "email", "lms_id", "section", "extension")
 MAX_EXTENSION_DAYS = 365  # a longer one is a typing mistake, not an extension
@@ -64,7 +64,7 @@ def read_roster(path: Path) -> dict[str, Student]:
     students: dict[str, Student] = {}
     for line, row in enumerate(rows, start=2):
         student_id = (row.get("student_id") or "").strip()
-        if not STUDENT_ID_RULE.fullmatch(student_id):
+        if not is_student_id(student_id):
             raise RosterError(f"{path}, line {line}: {student_id!r} is not a student id: {STUDENT_ID_HELP}")
         if student_id in students:
             raise RosterError(f"{path}, line {line}: the student id {student_id} is on the roster twice")

@@ -1,32 +1,40 @@
 """The run record: what the gradebook cannot hold about each student's last grading, kept between runs.
 
-``grading_records/<assignment>.json`` in the course root, beside the gradebook, holds one
-:class:`StudentRecord` per student: the status, message and review findings of the last run that graded them,
-when they handed in (and the due date given on the command line, if one was), their extension, the LMS's name of
-the file graded, what :mod:`transformer_course.grading.similarity` found (kept until the next ``similarity`` run,
-whatever ``autograde`` does meanwhile), and the written answers' versions
-(:class:`~transformer_course.grading.written_answers.WrittenAnswer`). It is rewritten, whole and atomically, after
-every submission, so that a run that is interrupted keeps what it graded.
+``grading_records/<assignment>.json`` in the course root, beside the gradebook, holds one :class:`StudentRecord` per
+student: the status, message and review findings of the last run that graded them, when they handed in (and the due
+date given on the command line, if one was), their extension, the LMS's name of the file graded, what
+:mod:`transformer_course.grading.similarity` found (kept until the next ``similarity`` run, whatever ``autograde``
+does meanwhile), and the written answers' versions
+(:class:`~transformer_course.grading.written_answers.WrittenAnswer`).
 
-Each entry carries its :data:`VERSION`; an entry written before versions (version 1: status, message, findings or a
-``review`` text, submitted_at, extension_days) is read as one.
+A :class:`RunRecord` reads the file once and writes it whole, atomically
+(:func:`transformer_course.atomic_files.write_text_atomically`), whenever a student's entry changes: once per
+student graded, so that a run that is interrupted keeps what it graded. Each entry carries the :data:`VERSION` of its
+layout, and :meth:`StudentRecord.from_json` reads every layout written before.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
+from ..atomic_files import write_text_atomically
+from .errors import CourseError
 from .status import Status
 from .submission import Submission
 from .written_answers import WrittenAnswer
 
+# The layout of an entry, counted up whenever it changes; StudentRecord.from_json reads every one.
+#   1  (no "version"): status, message, findings or one "review" text, submitted_at, extension_days
+#   2  "version" itself; findings always a list; similarity, due, lms_files, written_answers and recorded_at
 VERSION = 2
 RECORDS_DIRECTORY = "grading_records"
+
+
+class RunRecordError(CourseError):
+    """A run record that cannot be read: the message names the file and what is wrong with it."""
 
 
 @dataclass
@@ -51,11 +59,21 @@ class StudentRecord:
 
     @classmethod
     def from_json(cls, value: dict) -> StudentRecord:
-        findings = value.get("findings", [value["review"]] if value.get("review") else [])
+        """An entry of any layout (see :data:`VERSION`).
+
+        Raises:
+            ValueError: the entry is of a layout newer than this package reads, or not an entry at all.
+        """
+        version = value.get("version", 1)
+        if version not in range(1, VERSION + 1):
+            raise ValueError(f"an entry of layout {version!r}: this package reads layouts 1 to {VERSION}")
+        if version == 1:
+            review = [value["review"]] if value.get("review") else []
+            value = {**value, "findings": value.get("findings", review)}
         return cls(
             status=Status(value["status"]),
             message=value.get("message", ""),
-            findings=list(findings),
+            findings=list(value["findings"]),
             similarity=list(value.get("similarity", [])),
             submitted_at=_parsed(value.get("submitted_at")),
             due=_parsed(value.get("due")),
@@ -68,6 +86,71 @@ class StudentRecord:
         )
 
 
+class RunRecord:
+    """One assignment's run record, read once: each student's :class:`StudentRecord` by id (:attr:`students`)."""
+
+    def __init__(self, path: Path, students: dict[str, StudentRecord]):
+        self.path, self.students = path, students
+
+    @classmethod
+    def read(cls, course_root: Path, assignment: str) -> RunRecord:
+        """The run record of ``assignment`` (empty for an assignment not graded yet).
+
+        Raises:
+            RunRecordError: the file is not a run record (the message names it and what is wrong).
+        """
+        path = records_path(course_root, assignment)
+        if not path.is_file():
+            return cls(path, {})
+        try:
+            entries = json.loads(path.read_text(encoding="utf-8"))
+            if not isinstance(entries, dict):
+                raise ValueError("not an object of student ids")
+            return cls(path, {student: StudentRecord.from_json(entry) for student, entry in entries.items()})
+        except (ValueError, KeyError, TypeError, AttributeError) as error:
+            raise RunRecordError(f"the run record {path} cannot be read: {error}") from None
+
+    def keep(self, *submissions: Submission) -> None:
+        """Keep each submission's status, message, findings, times, LMS files and written answers, then write the
+        record; the similarity findings already there stay, and so do the due date where this run was given none and
+        the written answers where this run read none.
+
+        Raises:
+            ValueError: a submission that no step has ended (it has no status to keep).
+        """
+        for submission in submissions:
+            if submission.status is None:
+                raise ValueError(f"{submission.student_id}'s submission has no status yet: no step has ended it")
+            before = self.students.get(submission.student_id)
+            self.students[submission.student_id] = StudentRecord(
+                status=submission.status,
+                message=submission.message,
+                findings=list(submission.findings),
+                similarity=before.similarity if before else [],
+                submitted_at=submission.submitted_at,
+                due=submission.due or (before.due if before else None),
+                extension_days=submission.extension_days,
+                lms_files=list(submission.lms_files),
+                written_answers=submission.written_answers or (before.written_answers if before else {}),
+                recorded_at=datetime.now(UTC).isoformat(timespec="seconds"),
+            )
+        self._write()
+
+    def keep_similarity(self, findings: dict[str, list[str]]) -> None:
+        """The similarity findings of a new ``similarity`` run, in place of the last run's for every student; a
+        student with findings and no record yet gets one (status ``graded``: the report compares what was handed
+        in). Then write the record."""
+        for record in self.students.values():
+            record.similarity = []
+        for student_id, found in findings.items():
+            self.students.setdefault(student_id, StudentRecord(Status.GRADED)).similarity = list(found)
+        self._write()
+
+    def _write(self) -> None:
+        entries = {student: record.to_json() for student, record in sorted(self.students.items())}
+        write_text_atomically(self.path, json.dumps(entries, indent=1, ensure_ascii=False))
+
+
 def records_path(course_root: Path, assignment: str) -> Path:
     """Where the run record of ``assignment`` is kept."""
     return Path(course_root) / RECORDS_DIRECTORY / f"{assignment}.json"
@@ -75,50 +158,17 @@ def records_path(course_root: Path, assignment: str) -> Path:
 
 def read_records(course_root: Path, assignment: str) -> dict[str, StudentRecord]:
     """student id → their :class:`StudentRecord` (none for an assignment not graded yet)."""
-    path = records_path(course_root, assignment)
-    if not path.is_file():
-        return {}
-    return {student: StudentRecord.from_json(value) for student, value in json.loads(path.read_text("utf-8")).items()}
+    return RunRecord.read(course_root, assignment).students
 
 
-def keep_in_run_record(course_root: Path, result: Submission) -> None:
-    """Keep ``result``'s status, message, findings, times, LMS files and written answers in its assignment's run
-    record; the similarity findings already there stay, and so do the due date where this run was given none and
-    the written answers where this run read none."""
-    records = read_records(course_root, result.assignment)
-    before = records.get(result.student_id)
-    records[result.student_id] = StudentRecord(
-        status=result.status,
-        message=result.message,
-        findings=list(result.findings),
-        similarity=before.similarity if before else [],
-        submitted_at=result.submitted_at,
-        due=result.due or (before.due if before else None),
-        extension_days=result.extension_days,
-        lms_files=list(result.lms_files),
-        written_answers=result.written_answers or (before.written_answers if before else {}),
-        recorded_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
-    )
-    _write(records_path(course_root, result.assignment), records)
+def keep_in_run_record(course_root: Path, submission: Submission) -> None:
+    """Keep one ``submission`` in its assignment's run record (:meth:`RunRecord.keep`)."""
+    RunRecord.read(course_root, submission.assignment).keep(submission)
 
 
 def keep_similarity(course_root: Path, assignment: str, findings: dict[str, list[str]]) -> None:
-    """The similarity findings of a new ``similarity`` run, in place of the last run's for every student; a student
-    with findings and no record yet gets one (status ``graded``: the report compares what was handed in)."""
-    records = read_records(course_root, assignment)
-    for record in records.values():
-        record.similarity = []
-    for student_id, found in findings.items():
-        records.setdefault(student_id, StudentRecord(Status.GRADED)).similarity = list(found)
-    _write(records_path(course_root, assignment), records)
-
-
-def _write(path: Path, records: dict[str, StudentRecord]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    entries = {student: record.to_json() for student, record in sorted(records.items())}
-    with tempfile.NamedTemporaryFile("w", dir=path.parent, suffix=".tmp", delete=False, encoding="utf-8") as file:
-        json.dump(entries, file, indent=1, ensure_ascii=False)
-    os.replace(file.name, path)  # whole or not at all, whenever the run is stopped
+    """Keep a ``similarity`` run's findings in the assignment's run record (:meth:`RunRecord.keep_similarity`)."""
+    RunRecord.read(course_root, assignment).keep_similarity(findings)
 
 
 def _time(moment: datetime | None) -> str | None:

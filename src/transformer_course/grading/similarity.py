@@ -25,11 +25,11 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
-from .course import Course, read_json_notebook
+from .course import Course
 from .intake import Given, student_folders, take_in
+from .nbgrader_cells import read_json_notebook, source_text
 from .release import setup_cell
 from .run_record import keep_similarity
-from .status import Status
 
 # The share of a learner's fingerprints found in another's from which a pair is reported (copydetect's display
 # threshold), and the shortest match that counts (in tokens; copydetect's noise and guarantee thresholds).
@@ -68,11 +68,11 @@ def similarity_report(
         given_code = set()
         for name, notebook in released.items():
             (boilerplate / f"{name}.py").write_text(_code(notebook), encoding="utf-8")
-            given_code |= {"".join(cell.get("source", "")).strip() for cell in notebook.get("cells", [])}
+            given_code |= {source_text(cell).strip() for cell in notebook.get("cells", [])}
         for student_id in student_folders(submissions):
             submission = take_in(submissions, student_id, assignment, given)
             written = [source for label, source in submission.learner_cells if source.strip() not in given_code]
-            if submission.status == Status.GRADED and written:
+            if submission.status is None and written:  # taken in: intake refused nothing
                 (code / f"{student_id}.py").write_text("\n\n".join(written), encoding="utf-8")
         detector = CopyDetector(
             test_dirs=[str(code)],
@@ -116,6 +116,4 @@ def _ordered(pair: Pair) -> Pair:
 
 
 def _code(notebook: dict) -> str:
-    return "\n\n".join(
-        "".join(cell.get("source", "")) for cell in notebook.get("cells", []) if cell.get("cell_type") == "code"
-    )
+    return "\n\n".join(source_text(cell) for cell in notebook.get("cells", []) if cell.get("cell_type") == "code")

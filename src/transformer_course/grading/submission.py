@@ -1,37 +1,16 @@
-"""One student's submission for one assignment: the record that every step of the chain fills in.
+"""One student's submission for one assignment while it is graded: the work record the steps of the chain fill in.
 
-A :class:`Submission` starts as the student's id and the assignment, and each step of
-:mod:`transformer_course.grading.autograde` writes its own part of it, in this order:
+A :class:`Submission` starts as the student's id and the assignment, with no status: a step *ends* it
+(:meth:`Submission.end`) when it knows how the grading went, intake when it cannot be graded at all, the grading
+step when its run is recorded. Each step of :mod:`transformer_course.grading.autograde` (its docstring has them in
+order) writes its own fields, named below with the step that fills each. Only the run itself leaves the grader's
+process, as a :class:`~transformer_course.grading.submission_run.SubmissionRun`, and comes back as a
+:class:`~transformer_course.grading.submission_run.RunOutcome` that the grader writes in here.
 
-=============  ==================================================================================
-step           fills in
-=============  ==================================================================================
-intake         ``notebooks`` (rebuilt), ``kept`` (as handed in), ``folder``, ``submitted_at``,
-               ``restored_cells``, ``restored_metadata``, ``learner_cells``,
-               ``library_implementations``; ``status`` and ``message`` when it cannot be
-               graded at all; a ``finding`` for each choice it made for the learner
-class list     ``extension_days``, ``submitted_at`` from the LMS, ``due`` from the command line,
-               ``lms_files``, the roster's and the LMS's findings (before anything is graded, so that
-               the gradebook, the run record and the learner's page all have them)
-restore        ``status`` ``tests_restored`` and its ``message``, when test cells or nbgrader's
-               metadata had to be given back; ``written_answers`` and a finding for a manual
-               score given to another version of an answer; ``seconds["gradebook"]``
-run            ``status`` and ``message`` when something went wrong while it ran (the
-               :class:`~transformer_course.grading.status.Problem`); ``seconds`` by step; the
-               findings of its hidden tests
-review         ``findings``: what the instructor should look at (the score stands), first
-record         ``seconds["gradebook"]`` (the grades go to the gradebook, not here)
-feedback       ``seconds["feedback"]``; a ``message`` when the page could not be written
-report         ``score``, ``max_score``, ``pending_manual_points``, ``bonus_score``,
-               ``late_by``, ``penalty``, from the gradebook
-=============  ==================================================================================
-
-Its first fields are the columns of ``grades.csv``
-(:data:`transformer_course.grading.report.CSV_COLUMNS`), in their order; the run record
-(:mod:`transformer_course.grading.run_record`) keeps its status, message, findings, times, LMS files and written
-answers between runs, and the gradebook every point. Only the run itself leaves the grader's process, as a
-:class:`~transformer_course.grading.sandboxed_run.SubmissionRun`, and comes back as a
-:class:`~transformer_course.grading.sandboxed_run.RunOutcome` that the grader writes in here.
+What outlives the run is kept elsewhere: the points in the gradebook, the status, message, findings, times, LMS files
+and written answers in the run record (:mod:`transformer_course.grading.run_record`), from which
+:func:`transformer_course.grading.report.class_rows` makes the student's
+:class:`~transformer_course.grading.grade_row.GradeRow`.
 """
 
 from __future__ import annotations
@@ -50,23 +29,11 @@ class Submission:
 
     student_id: str
     assignment: str
-    score: float | None = None
-    max_score: float | None = None
-    status: Status = Status.GRADED
+    status: Status | None = None  # None until a step ends the submission
     message: str = ""
-    findings: list[str] = field(default_factory=list)
-    pending_manual_points: float | None = None
-    bonus_score: float | None = None
-    submitted_at: datetime | None = None  # from nbgrader's timestamp.txt or the LMS's times file
-    late_by: float | None = None  # hours past the due date (extension included); 0 when on time
-    penalty: float | None = None  # points the late policy took from score
-    extension_days: float = field(default=0.0, repr=False)  # the roster's, kept in the run record (not in the CSV)
-    due: datetime | None = field(default=None, repr=False)  # given on the command line (None: grading.yml's)
-    lms_files: list[str] = field(default_factory=list, repr=False)  # the LMS download's names of the files graded
-    written_answers: dict[str, WrittenAnswer] = field(default_factory=dict, repr=False)  # by grade_id
-    seconds: dict[str, float] = field(default_factory=dict, repr=False)  # by step, for benchmarks (not in the CSV)
+    findings: list[str] = field(default_factory=list)  # for the instructor's review, from every step
 
-    # What intake took in, for the steps before the run record; none of it is in the CSV.
+    # Intake: what was handed in, read as data.
     notebooks: dict[str, dict] = field(default_factory=dict, repr=False)  # rebuilt, by file name
     kept: dict[str, bytes] = field(default_factory=dict, repr=False)  # the files as handed in, by name
     folder: Path | None = field(default=None, repr=False)  # where they were read
@@ -74,17 +41,32 @@ class Submission:
     restored_metadata: tuple[str, ...] = field(default=(), repr=False)  # cells whose nbgrader metadata was given back
     learner_cells: list[tuple[str, str]] = field(default_factory=list, repr=False)  # (label, source), for the review
     library_implementations: list[str] = field(default_factory=list, repr=False)  # what the review looks for
+    submitted_at: datetime | None = None  # nbgrader's timestamp.txt, or (the class list) the LMS's time
+
+    # The class list: what the roster, the LMS and the command line say of it.
+    extension_days: float = field(default=0.0, repr=False)  # the roster's
+    due: datetime | None = field(default=None, repr=False)  # given on the command line (None: an earlier run's)
+    lms_files: list[str] = field(default_factory=list, repr=False)  # the LMS download's names of the files graded
+
+    # Grading: the written answers' versions (restore), and seconds by step (restore, run, record, feedback).
+    written_answers: dict[str, WrittenAnswer] = field(default_factory=dict, repr=False)  # by grade_id
+    seconds: dict[str, float] = field(default_factory=dict, repr=False)
 
     @classmethod
-    def nothing_handed_in(cls, student_id: str, assignment: str, max_score: float | None = None) -> Submission:
-        """The row of a student on the roster who handed nothing in: ``missing``, with score 0, so that an LMS does
-        not read it as "not graded yet"."""
-        return cls(student_id, assignment, 0.0, max_score, Status.MISSING, "nothing was handed in")
+    def nothing_handed_in(cls, student_id: str, assignment: str) -> Submission:
+        """A student on the roster who handed nothing in: ended ``missing`` (their row's score is 0, so that an LMS
+        does not read it as "not graded yet")."""
+        return cls(student_id, assignment).end(Status.MISSING, "nothing was handed in")
 
     @property
-    def review(self) -> str:
-        """The findings as the CSV's ``review`` column gives them."""
-        return "; ".join(self.findings)
+    def repairs(self) -> str:
+        """What intake gave back for nbgrader to restore (the message of ``tests_restored``), or ``""``."""
+        repairs = []
+        if self.restored_metadata:
+            repairs.append(f"gave back the nbgrader metadata of cells {', '.join(self.restored_metadata)}")
+        if self.restored_cells:
+            repairs.append(f"restored the original test cells {', '.join(self.restored_cells)}")
+        return "; ".join(repairs)
 
     def end(self, status: Status, message: str) -> Submission:
         """Say how the submission ended: ``status`` and ``message`` in its row."""

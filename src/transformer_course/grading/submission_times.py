@@ -1,5 +1,4 @@
-"""Submission times: nbgrader's ``timestamp.txt`` (:func:`parse_submission_time`), and what the LMSs give, read as
-they come: ``autograde --times FILE [--times-zone ZONE]``.
+"""Submission times as the LMSs give them, read as they come: ``autograde --times FILE [--times-zone ZONE]``.
 
 Three forms are read, told apart by what the file holds:
 
@@ -30,17 +29,14 @@ import csv
 import json
 import re
 from dataclasses import dataclass, field
-from datetime import datetime, timezone, tzinfo
+from datetime import UTC, datetime, tzinfo
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from dateutil import tz
 from dateutil.parser import isoparse
 
-from .lateness import LatenessError
-
-if TYPE_CHECKING:  # the roster reads student ids by intake's rule, and intake reads nbgrader's times from here
-    from .roster import Student
+from .lateness import LatenessError, parse_submission_time
+from .roster import Student
 
 COURSE_FORMAT = "a CSV of student_id (or lms_id, email, student) and time, e.g. s1234567,2026-11-20T23:59:00+01:00"
 KEY_COLUMNS = ("student_id", "lms_id", "email", "student")
@@ -135,32 +131,7 @@ def _moment(text: str, zone: tzinfo | None) -> datetime:
         if zone is None:
             raise ValueError(f"{text} has no time zone (give it, e.g. +01:00, or name one with --times-zone)")
         moment = moment.replace(tzinfo=zone)
-    return moment.astimezone(timezone.utc)
-
-
-def parse_submission_time(text: str) -> datetime:
-    """A submission time as nbgrader writes it, in UTC (timezone-aware).
-
-    Raises:
-        ValueError: ``text`` is not a date and time, or names a time zone nobody knows.
-    """
-    text = text.strip()
-    if not re.fullmatch(r"[0-9A-Za-z:. +\-/_]{1,64}", text):
-        raise ValueError(f"not a time stamp: {text[:64]!r}")
-    day, _, rest = text.partition(" ")
-    time, _, zone_name = rest.partition(" ")
-    zone = timezone.utc
-    if zone_name and re.fullmatch(r"[+-][0-9]{2}:?[0-9]{2}", zone_name):
-        text = f"{day} {time}{zone_name}"
-    elif zone_name:
-        zone = tz.gettz(zone_name)
-        if zone is None:
-            raise ValueError(f"unknown time zone {zone_name!r}")
-        text = f"{day} {time}"
-    moment = isoparse(text)
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=zone)
-    return moment.astimezone(timezone.utc)
+    return moment.astimezone(UTC)
 
 
 def _moodle_worksheet(rows: list[dict], path: Path, zone: tzinfo | None) -> list[tuple[tuple[str, ...], datetime]]:
@@ -176,7 +147,7 @@ def _moodle_worksheet(rows: list[dict], path: Path, zone: tzinfo | None) -> list
         if text in ("", "-") or participant is None:
             continue  # nothing handed in
         try:
-            moment = datetime.strptime(text, MOODLE_DATE).replace(tzinfo=zone).astimezone(timezone.utc)
+            moment = datetime.strptime(text, MOODLE_DATE).replace(tzinfo=zone).astimezone(UTC)
         except ValueError:
             raise LatenessError(
                 f"{path}, line {line}: {MOODLE_TIME} {text!r} is not Moodle's English date "
@@ -201,7 +172,7 @@ def _canvas_api(text: str, path: Path) -> list[tuple[tuple[str, ...], datetime]]
             )
         if submission.get("submitted_at"):
             try:
-                moment = isoparse(str(submission["submitted_at"])).astimezone(timezone.utc)
+                moment = isoparse(str(submission["submitted_at"])).astimezone(UTC)
             except (ValueError, OverflowError):
                 raise LatenessError(f"{path}: item {index + 1}'s submitted_at is not a time") from None
             keyed.append(((str(submission["user_id"]),), moment))

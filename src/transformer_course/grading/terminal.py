@@ -13,7 +13,7 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Iterable
 
-from .submission import Submission
+from .grade_row import GradeRow
 
 # Unicode's controls (Cc), format characters (Cf: bidirectional overrides, zero-width joiners), line and paragraph
 # separators (Zl, Zp), surrogates and unassigned code points (Cs, Cn).
@@ -33,17 +33,17 @@ def say(*parts: object) -> None:
     print(" ".join(printable(part) for part in parts))
 
 
-def print_rows(results: Iterable[Submission]) -> None:
+def print_rows(rows: Iterable[GradeRow]) -> None:
     """One line per student: score out of the core maximum, bonus and pending points where there are any, then the
     review's findings on a line of their own."""
-    for result in results:
-        score = "-" if result.score is None else f"{result.score:g}/{result.max_score:g}"
+    for row in rows:
+        score = "-" if row.score is None else f"{row.score:g}/{row.max_score:g}"
         extra = []
-        if result.bonus_score:
-            extra.append(f"bonus {result.bonus_score:g}")
-        if result.pending_manual_points:
-            extra.append(f"{result.pending_manual_points:g} to grade by hand")
-        message = printable("; ".join(filter(None, [result.message, *extra])))
-        print(f"{printable(result.student_id):<24} {score:>9}  {result.status:<16} {message}")
-        if result.review:
-            print(f"{'':<24} {'':>9}  {'review':<16} {printable(result.review)}")
+        if row.bonus_score:
+            extra.append(f"bonus {row.bonus_score:g}")
+        if row.pending_manual_points:
+            extra.append(f"{row.pending_manual_points:g} to grade by hand")
+        message = printable("; ".join(filter(None, [row.message, *extra])))
+        print(f"{printable(row.student_id):<24} {score:>9}  {row.status:<16} {message}")
+        if row.review:
+            print(f"{'':<24} {'':>9}  {'review':<16} {printable(row.review)}")

@@ -1,7 +1,7 @@
 """Where the sandboxed runs take place: a pool of worker processes on this machine, or a Dask cluster.
 
 The grader process alone reads submissions, writes the gradebook, ``grades.csv`` and feedback; it
-hands each submission's :class:`~transformer_course.grading.sandboxed_run.SubmissionRun` (plain
+hands each submission's :class:`~transformer_course.grading.submission_run.SubmissionRun` (plain
 data) to a worker, which runs it in a fresh sandbox and sends back the executed notebook and
 verdicts. A worker is a long-lived process that has imported torch and the judging code once; it
 runs one submission at a time, each in its own sandbox, and nothing of one run is left for the next.

@@ -20,8 +20,8 @@ import time
 import torch
 from tqdm.auto import tqdm
 
+from ..atomic_files import write_text_atomically
 from ..metrics import corpus_bleu, exact_match
-from .checkpoint import write_text_atomically
 from .evaluation import teacher_forced_loss, translate_split
 from .non_finite import NonFiniteLossError, non_finite_message
 from .plots import plot_training_curves

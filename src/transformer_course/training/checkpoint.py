@@ -5,25 +5,22 @@ and reader of ``checkpoint.pt`` goes through it, and :meth:`Checkpoint.from_dict
 that earlier versions of the package wrote (see :data:`FORMAT_VERSION`).
 
 Every file of tensors (:func:`save_tensors`: checkpoints, the book's averaged model, the final
-project's run) and every record (:func:`write_atomically`) is written to a temporary file, then
-renamed over the old one: ``os.replace`` is atomic on POSIX and Windows, so a reader (or a resumed
-run) sees either the old file or the new one, never half a file, even if the process is killed
-while saving.
+project's run) is written whole or not at all, as every record of the course is
+(:func:`transformer_course.atomic_files.write_atomically`): a reader, or a resumed run, sees either the
+old file or the new one, never half a file, even if the process is killed while saving.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import os
-import tempfile
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 import torch
 from torch import nn
 
+from ..atomic_files import write_atomically
 from ..data import TranslationTask, task_from_dict
 from ..device import resolve_device
 from .config import ModelConfig, TrainingConfig
@@ -49,32 +46,6 @@ def checkpoint_path(location: str | Path) -> Path:
     """A checkpoint named on the command line: the file itself, or the one a run's directory holds."""
     location = Path(location)
     return run_checkpoint(location) if location.is_dir() else location
-
-
-def write_atomically(path: str | Path, write: Callable[[BinaryIO], None]) -> Path:
-    """Call ``write(file)`` on a temporary file beside ``path``, then rename it to ``path``.
-
-    Used for every file a run keeps (the checkpoint, ``history.json``, ``curves.png``, records): an
-    interruption leaves the previous file whole. Returns the path.
-    """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(descriptor, "wb") as file:
-            write(file)
-            file.flush()
-            os.fsync(file.fileno())  # on disk before the rename makes it visible
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-    return path
-
-
-def write_text_atomically(path: str | Path, text: str) -> Path:
-    """Write ``text`` (UTF-8) to ``path`` atomically (:func:`write_atomically`); returns the path."""
-    return write_atomically(path, lambda file: file.write(text.encode("utf-8")))
 
 
 class CheckpointError(ValueError):

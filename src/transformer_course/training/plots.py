@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .checkpoint import write_atomically
+from ..atomic_files import write_atomically
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

@@ -7,10 +7,11 @@ from __future__ import annotations
 import pytest
 from grading_support import assignments, hidden_lines, released_text, solution_notebook
 
-from transformer_course.grading.course import Course, split_hidden_tests
+from transformer_course.grading import nbgrader_cells
 from transformer_course.grading.hidden import Learner
 from transformer_course.grading.inside.plain_data import Raised
 from transformer_course.grading.judging import run_hidden_tests
+from transformer_course.grading.nbgrader_cells import split_hidden_tests
 
 pytestmark = pytest.mark.needs_nbgrader
 
@@ -19,7 +20,7 @@ def hidden_test_cells() -> list[tuple[str, str, str]]:
     """(assignment, grade_id, hidden code) of every test cell that has hidden tests."""
     cells = []
     for assignment in assignments():
-        for grade_id, source in Course.test_cells(solution_notebook(assignment)).items():
+        for grade_id, source in nbgrader_cells.test_sources(solution_notebook(assignment)).items():
             _, hidden = split_hidden_tests(source)
             if hidden.strip():
                 cells.append((assignment, grade_id, hidden))

@@ -4,7 +4,7 @@ points and no other. The grader puts a correct answer to a failed part in the le
 parts run, so their visible and hidden tests see working earlier functions.
 
 Each assignment's submissions are graded together in one autograde run (the final project's each train for
-minutes, so it is left to test_assignments_teach.py's defects)."""
+minutes, so it is left to tests/grading/test_assignments_teach.py's defects)."""
 
 from __future__ import annotations
 
@@ -72,7 +72,7 @@ def test_a_part_that_does_not_parse_costs_its_own_points_only(graded):
 
 
 def test_each_part_but_the_last_has_a_correct_answer_to_put_in_its_place():
-    from transformer_course.grading.judging import reference_answers
+    from transformer_course.grading.context import reference_answers
 
     for assignment in [*ASSIGNMENTS, "07-final-project"]:
         solution = solution_notebook(assignment)

@@ -2,7 +2,7 @@
 penalty taken, in both languages; a manual score given to an earlier version of a written answer is said (or
 cleared, when asked); the written answers that wait are listed with their text; and an LMS download with the LMS's
 own times, and a damaged file, is graded as it comes. The runs are not sandboxed: what is tested is the records
-(tests/grading/test_instructor_term.py grades a term in the sandbox).
+(tests/grading/stories/test_instructor_term.py grades a term in the sandbox).
 """
 
 from __future__ import annotations

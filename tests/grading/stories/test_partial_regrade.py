@@ -3,7 +3,7 @@
 A class of three is graded once, with a roster that also names dave, who never hands anything in. Each test then
 regrades bob alone, one way each, and checks that alice's and carol's rows (score, status, message, review) are what
 they were, and that dave, on the roster and never graded, is ``missing``. The runs are not sandboxed: what is tested
-is the class list, not the wall (tests/grading/test_instructor_term.py grades a term in the sandbox).
+is the class list, not the wall (tests/grading/stories/test_instructor_term.py grades a term in the sandbox).
 """
 
 from __future__ import annotations

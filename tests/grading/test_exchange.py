@@ -1,6 +1,6 @@
 """Through nbgrader's exchange a learner fetches one notebook, in the language they chose, and submits it as the
 release's own (``transformer_course.grading.exchange``); the instructor's ``collect`` then holds that one notebook,
-which grading takes in whatever its language (``test_chinese_submissions.py``)."""
+which grading takes in whatever its language (``stories/test_chinese_submissions.py``)."""
 
 from __future__ import annotations
 

@@ -1,15 +1,16 @@
 """Deadlines and late work at their edges: a second before and after the due date, an extension, the cap, zero after
-a limit, hours started, and due dates and policies that cannot be used."""
+a limit, hours started, and due dates and policies that cannot be used; and every form of nbgrader's submission time
+read as the same moment."""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from transformer_course.grading.lateness import LatenessError, LatePolicy, late_by, parse_due
+from transformer_course.grading.lateness import LatenessError, LatePolicy, late_by, parse_due, parse_submission_time
 
-DUE = datetime(2026, 11, 20, 22, 59, tzinfo=timezone.utc)  # 23:59 in UTC+1
+DUE = datetime(2026, 11, 20, 22, 59, tzinfo=UTC)  # 23:59 in UTC+1
 TEN_PERCENT_A_DAY = LatePolicy(deduct=0.1, per="day", cap=0.5, zero_after_days=7)
 
 
@@ -74,3 +75,24 @@ def test_a_due_date_without_a_time_zone_is_refused():
 def test_a_late_policy_that_cannot_be_used_is_one_error(setting):
     with pytest.raises(LatenessError):
         LatePolicy.from_setting(setting, "grading.yml")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "2026-11-20 12:00:00.000000 UTC",  # nbgrader submit's own format
+        "2026-11-20 12:00:00.000000",  # without the zone: UTC
+        "2026-11-20T12:00:00Z",
+        "2026-11-20 13:00:00.000000 +0100",  # nbgrader with a numeric zone
+        "2026-11-20 13:00:00+01:00",
+        "2026-11-20 07:00:00.000000 America/New_York",  # Exchange.timezone set to a named zone
+    ],
+)
+def test_every_form_of_nbgraders_timestamp_is_read_as_the_same_moment(text):
+    assert parse_submission_time(text) == datetime(2026, 11, 20, 12, 0, tzinfo=UTC), text
+
+
+@pytest.mark.parametrize("text", ["yesterday", "2026-11-20 12:00:00 Mars/Olympus", "$(date)", "2026-13-45 12:00"])
+def test_a_timestamp_that_is_no_time_is_refused(text):
+    with pytest.raises(ValueError):
+        parse_submission_time(text)

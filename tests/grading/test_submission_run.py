@@ -12,7 +12,7 @@ from suite_layers import NBGRADER_MISSING
 pytest.importorskip("nbgrader", reason=NBGRADER_MISSING)
 
 from transformer_course.grading.redaction import redacted_package  # noqa: E402
-from transformer_course.grading.sandboxed_run import PackageArchive  # noqa: E402
+from transformer_course.grading.submission_run import PackageArchive  # noqa: E402
 
 pytestmark = pytest.mark.needs_nbgrader
 

@@ -228,7 +228,7 @@ def test_publishing_leaves_out_every_solution_and_hidden_test(tmp_path):
 
 def _hidden_test_lines() -> list[str]:
     """Distinctive lines of assignment 1's hidden tests."""
-    from transformer_course.grading.course import split_hidden_tests
+    from transformer_course.grading.nbgrader_cells import split_hidden_tests
 
     lines = []
     for cell in solution_notebook(ASSIGNMENT)["cells"]:
@@ -241,7 +241,8 @@ def _hidden_test_lines() -> list[str]:
 def test_publishing_into_a_folder_holding_other_work_is_refused(tmp_path):
     from grading_support import REPOSITORY
 
-    from transformer_course.grading.course import Course, CourseError
+    from transformer_course.grading.course import Course
+    from transformer_course.grading.errors import CourseError
     from transformer_course.grading.publish import publish
 
     (tmp_path / "notes.txt").write_text("mine", encoding="utf-8")

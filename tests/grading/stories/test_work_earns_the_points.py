@@ -17,7 +17,8 @@ from grading_support import (
     write_submissions,
 )
 
-from transformer_course.grading.course import Course, split_hidden_tests
+from transformer_course.grading import nbgrader_cells
+from transformer_course.grading.nbgrader_cells import split_hidden_tests
 
 pytestmark = [pytest.mark.needs_nbgrader, pytest.mark.needs_bwrap]  # grade in the sandbox
 
@@ -106,7 +107,9 @@ def test_honest_work_scores_full_marks_with_nothing_to_review(graded):
 
 def test_a_failed_hidden_test_shows_none_of_its_code_in_the_feedback_or_the_autograded_notebook(course, graded):
     expect_score(graded["visible-only-scaling"], points("test-scaling"))
-    hidden = "".join(split_hidden_tests(text)[1] for text in Course.test_cells(solution_notebook(FIRST)).values())
+    hidden = "".join(
+        split_hidden_tests(text)[1] for text in nbgrader_cells.test_sources(solution_notebook(FIRST)).values()
+    )
     secret = hidden_lines(hidden, released_text(FIRST))
     page = (course.feedback_directory / "visible-only-scaling" / FIRST / "attention.html").read_text(encoding="utf-8")
     autograded = course.autograded_directory / "visible-only-scaling" / FIRST / "attention.ipynb"
