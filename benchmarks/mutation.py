@@ -68,7 +68,7 @@ def main() -> None:
     args = parser.parse_args()
     chosen = args.assignments or assignments()
     judgements = reviewed()
-    started = datetime.datetime.now(datetime.timezone.utc)
+    started = datetime.datetime.now(datetime.UTC)
     print(f"`PYTHONPATH=src python benchmarks/mutation.py {' '.join(sys.argv[1:])}`".replace(" `", "`"))
     print(
         f"{started:%Y-%m-%d %H:%M} UTC, commit {commit()}, {platform.processor() or platform.machine()}, "
@@ -94,7 +94,7 @@ def main() -> None:
         print(f"{assignment}: {assignment_row['made']} mutants in {seconds:.0f} s", file=sys.stderr)
     total = {key: sum(row[key] for row in summary) for key in ("made", "equivalent", "visible", "hidden", "survived")}
     total |= {"name": "all", "score": 100 * total["visible"] / max(1, total["made"] - total["equivalent"])}
-    finished = datetime.datetime.now(datetime.timezone.utc)
+    finished = datetime.datetime.now(datetime.UTC)
     print(f"\nfinished {finished:%H:%M} UTC; load average {os.getloadavg()[0]:.2f} after the run\n")
     print(table([*summary, total], "assignment"))
     print("\n".join(details))

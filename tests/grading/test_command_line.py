@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+import transformer_course
 from transformer_course.cli import main
 from transformer_course.grading.command_line import UserError, command
 from transformer_course.grading.limits import GradingLimits
@@ -112,10 +113,12 @@ def test_the_command_line_and_train_start_without_the_grading_packages(without_g
 
 def test_a_grading_command_without_the_grading_packages_names_the_install_that_works_here(without_grading_packages):
     """This environment installs the course editable from its clone (requirements.txt's ``-e .``): the line is
-    that clone's, never the registry name ``transformer-course[grading]``, which no registry holds."""
+    that clone's (the one the package is imported from), never the registry name ``transformer-course[grading]``,
+    which no registry holds."""
     run = without_grading_packages
+    clone = Path(transformer_course.__file__).resolve().parents[2]
     assert run.returncode == 1 and "Traceback" not in run.stderr, run.stderr
-    assert f'pip install -e "{REPOSITORY}[grading]"' in run.stderr, run.stderr
+    assert f'pip install -e "{clone}[grading]"' in run.stderr, run.stderr
     assert "'transformer-course[grading]'" not in run.stderr, run.stderr
 
 
