@@ -28,6 +28,16 @@ REPOSITORY = Path(__file__).resolve().parents[1]
 
 # Limits small enough that broken submissions fail fast in tests.
 TEST_LIMITS = GradingLimits(cell_timeout=10, submission_timeout=300, memory_limit_mb=3072)
+# autograde's command-line options for a test of the records, not of the wall: no sandbox, one job, no progress bar,
+# and the test memory limit.
+UNSANDBOXED_AUTOGRADE_OPTIONS = (
+    "--no-sandbox",
+    "--no-progress",
+    "--jobs",
+    "1",
+    "--memory-limit-mb",
+    str(TEST_LIMITS.memory_limit_mb),
+)
 # Whole assignments are graded with the real limits (and the final project's longer cell time from its grading.yml):
 # its graded run trains a fixed 250 updates in one cell, several times slower on a busy test machine.
 CLASS_LIMITS = GradingLimits(memory_limit_mb=3072)

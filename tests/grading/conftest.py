@@ -13,3 +13,13 @@ def course(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
     from grading_support import copy_course
 
     return copy_course(tmp_path_factory.mktemp(f"course-{request.module.__name__}"))
+
+
+@pytest.fixture
+def roster(request: pytest.FixtureRequest, tmp_path):
+    """The test module's ``ROSTER`` (a roster file's text), written to a file and read as the commands read it."""
+    from transformer_course.grading.roster import read_roster
+
+    path = tmp_path / "roster.csv"
+    path.write_text(request.module.ROSTER, encoding="utf-8")
+    return read_roster(path)

@@ -23,13 +23,6 @@ s005,Ann Lee,ann2@uni.edu,48217,B,
 """
 
 
-@pytest.fixture
-def roster(tmp_path):
-    path = tmp_path / "roster.csv"
-    path.write_text(ROSTER, encoding="utf-8")
-    return read_roster(path)
-
-
 def _rows() -> list[GradeRow]:
     return [
         GradeRow("s001", "01-attention", 16.0, 14.0, "graded", "", "", 0.0, 2.0),

@@ -31,13 +31,6 @@ def _notebook(tag: str) -> bytes:
     return json.dumps({"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5, "tag": tag}).encode()
 
 
-@pytest.fixture
-def roster(tmp_path):
-    path = tmp_path / "roster.csv"
-    path.write_text(ROSTER, encoding="utf-8")
-    return read_roster(path)
-
-
 def _canvas_download(folder: Path) -> Path:
     """What Canvas's "Download Submissions" gives, flat: name, _LATE, user id, submission id, file name."""
     folder.mkdir()

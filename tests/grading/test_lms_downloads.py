@@ -16,7 +16,6 @@ pytest.importorskip("nbformat", reason=NBGRADER_MISSING)  # the roster and the d
 
 from transformer_course.grading.intake import MAX_NOTEBOOK_BYTES
 from transformer_course.grading.lms import unpack
-from transformer_course.grading.roster import read_roster
 
 NOTEBOOK = "attention.ipynb"
 ROSTER = """student_id,name,email,lms_id
@@ -28,13 +27,6 @@ s003,Li Lei,lei@uni.edu,48215
 
 def _notebook(tag: str) -> bytes:
     return json.dumps({"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5, "tag": tag}).encode()
-
-
-@pytest.fixture
-def roster(tmp_path):
-    path = tmp_path / "roster.csv"
-    path.write_text(ROSTER, encoding="utf-8")
-    return read_roster(path)
 
 
 def _zip(path: Path, members: dict[str, bytes]) -> Path:

@@ -10,7 +10,6 @@ from datetime import UTC, datetime
 import pytest
 
 from transformer_course.grading.lateness import LatenessError
-from transformer_course.grading.roster import read_roster
 from transformer_course.grading.submission_times import read_submission_times
 
 ROSTER = """student_id,name,email,lms_id
@@ -18,13 +17,6 @@ s001,Jane Doe,jane@uni.edu,48213
 s002,李雷,lei@uni.edu,48214
 """
 NOON_UTC = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
-
-
-@pytest.fixture
-def roster(tmp_path):
-    path = tmp_path / "roster.csv"
-    path.write_text(ROSTER, encoding="utf-8")
-    return read_roster(path)
 
 
 def _times(tmp_path, text: str, roster, zone: str | None = None, name: str = "times.csv"):

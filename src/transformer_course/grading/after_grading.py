@@ -15,6 +15,7 @@ from .command_line import (
     LMS_CHOICES,
     SOURCE_HELP,
     UserError,
+    add_assignment_command,
     add_course_root,
     add_due,
     add_gradebook_options,
@@ -37,10 +38,11 @@ def register(subcommands: argparse._SubParsersAction) -> None:
 
 
 def _register_grades(subcommands: argparse._SubParsersAction) -> None:
-    parser = subcommands.add_parser(
-        "grades", help="write grades.csv again from the gradebook, written answers' scores included (instructors)"
+    parser = add_assignment_command(
+        subcommands,
+        "grades",
+        "write grades.csv again from the gradebook, written answers' scores included (instructors)",
     )
-    parser.add_argument("assignment", help="e.g. 01-attention")
     add_grades_out(parser)
     parser.add_argument(
         "--format",
@@ -67,11 +69,11 @@ def _register_grades(subcommands: argparse._SubParsersAction) -> None:
 
 
 def _register_feedback(subcommands: argparse._SubParsersAction) -> None:
-    parser = subcommands.add_parser(
+    parser = add_assignment_command(
+        subcommands,
         "feedback",
-        help="make the feedback pages again from the gradebook, written answers' scores included (instructors)",
+        "make the feedback pages again from the gradebook, written answers' scores included (instructors)",
     )
-    parser.add_argument("assignment", help="e.g. 01-attention")
     parser.add_argument(
         "--zip",
         type=Path,
@@ -86,11 +88,11 @@ def _register_feedback(subcommands: argparse._SubParsersAction) -> None:
 
 
 def _register_similarity(subcommands: argparse._SubParsersAction) -> None:
-    parser = subcommands.add_parser(
+    parser = add_assignment_command(
+        subcommands,
         "similarity",
-        help="compare the learners' own code across the class and write an HTML report (instructors; scores unchanged)",
+        "compare the learners' own code across the class and write an HTML report (instructors; scores unchanged)",
     )
-    parser.add_argument("assignment", help="e.g. 01-attention")
     parser.add_argument("submissions", metavar="SOURCE", type=Path, help=SOURCE_HELP)
     parser.add_argument("--out", type=Path, default=Path("similarity.html"), help="(default: similarity.html)")
     parser.add_argument(
@@ -103,11 +105,11 @@ def _register_similarity(subcommands: argparse._SubParsersAction) -> None:
 
 
 def _register_pending(subcommands: argparse._SubParsersAction) -> None:
-    parser = subcommands.add_parser(
+    parser = add_assignment_command(
+        subcommands,
         "pending",
-        help="list the written answers that wait for an instructor's score: student, cell, points, text (instructors)",
+        "list the written answers that wait for an instructor's score: student, cell, points, text (instructors)",
     )
-    parser.add_argument("assignment", help="e.g. 01-attention")
     add_gradebook_options(parser)
     parser.set_defaults(run=command(run_pending))
 

@@ -104,6 +104,13 @@ def limits(arguments: argparse.Namespace) -> GradingLimits:
     return GradingLimits(**{limit.name: getattr(arguments, limit.name) for limit in fields(GradingLimits)})
 
 
+def add_assignment_command(subcommands: argparse._SubParsersAction, name: str, help: str) -> argparse.ArgumentParser:
+    """The subcommand ``name`` of one assignment (``transformer-course NAME ASSIGNMENT ...``), its parser to add to."""
+    parser = subcommands.add_parser(name, help=help)
+    parser.add_argument("assignment", help="e.g. 01-attention")
+    return parser
+
+
 # The options several commands take, each declared here once, with one help text.
 
 

@@ -18,6 +18,7 @@ from . import after_grading
 from .command_line import (
     SOURCE_HELP,
     UserError,
+    add_assignment_command,
     add_course_root,
     add_db_url,
     add_due,
@@ -52,8 +53,9 @@ def _register_release(subcommands: argparse._SubParsersAction) -> None:
 
 
 def _register_autograde(subcommands: argparse._SubParsersAction) -> None:
-    parser = subcommands.add_parser("autograde", help="grade a class's submissions into the gradebook (instructors)")
-    parser.add_argument("assignment", help="e.g. 01-attention")
+    parser = add_assignment_command(
+        subcommands, "autograde", "grade a class's submissions into the gradebook (instructors)"
+    )
     parser.add_argument("submissions", metavar="SOURCE", type=Path, help=SOURCE_HELP)
     add_grades_out(parser)
     parser.add_argument(

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from grading_support import (
-    TEST_LIMITS,
+    UNSANDBOXED_AUTOGRADE_OPTIONS,
     csv_rows,
     exercise_notebook,
     full_marks,
@@ -38,14 +38,6 @@ dave,Dave Brubeck,dave@uni.edu,1004
 """
 COURSE_ID = "attention-is-all-you-need"
 WRITTEN_ANSWERS = ("notes-written", "cosine-written")  # one core point, one bonus point: graded by hand
-AUTOGRADE_OPTIONS = (
-    "--no-sandbox",
-    "--no-progress",
-    "--jobs",
-    "1",
-    "--memory-limit-mb",
-    str(TEST_LIMITS.memory_limit_mb),
-)
 ALICES_SCORE = full_marks(ASSIGNMENT) + len(WRITTEN_ANSWERS)  # every test passed, each written answer given 1
 KEPT = ("score", "max_score", "status", "message", "review", "bonus_score", "pending_manual_points")
 
@@ -114,7 +106,7 @@ def test_regrading_one_student_from_a_folder_with_the_roster_keeps_everyone_else
 
 def _regraded_from(course, term, download: Path, lms: str, out: Path) -> dict[str, dict]:
     """grades.csv after ``autograde`` of an LMS's download through the roster, as an instructor runs it."""
-    arguments = ["--lms", lms, "--roster", str(term["roster"]), "--out", str(out), *AUTOGRADE_OPTIONS]
+    arguments = ["--lms", lms, "--roster", str(term["roster"]), "--out", str(out), *UNSANDBOXED_AUTOGRADE_OPTIONS]
     finished = run_command(course, "autograde", ASSIGNMENT, str(download), *arguments)
     assert finished.returncode == 0, finished.stdout + finished.stderr
     return _rows(out)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from grading_support import (
-    TEST_LIMITS,
+    UNSANDBOXED_AUTOGRADE_OPTIONS,
     csv_rows,
     exercise_notebook,
     grade,
@@ -39,14 +39,6 @@ bob,Bob Marley,bob@uni.edu,1002
 carol,Carol King,carol@uni.edu,1003
 dave,Dave Brubeck,dave@uni.edu,1004
 """
-AUTOGRADE_OPTIONS = (
-    "--no-sandbox",
-    "--no-progress",
-    "--jobs",
-    "1",
-    "--memory-limit-mb",
-    str(TEST_LIMITS.memory_limit_mb),
-)
 
 
 def _with_written_answer(text: str) -> dict:
@@ -172,7 +164,7 @@ def test_a_canvas_download_is_graded_with_canvass_own_times_and_a_damaged_file_i
     times.write_text(json.dumps([{"user_id": 1003, "submitted_at": "2026-11-20T12:30:00Z"}]), encoding="utf-8")
     out = tmp_path / "grades.csv"
     arguments = ["--lms", "canvas", "--roster", str(term["roster"]), "--times", str(times), "--out", str(out)]
-    finished = run_command(course, "autograde", ASSIGNMENT, str(download), *arguments, *AUTOGRADE_OPTIONS)
+    finished = run_command(course, "autograde", ASSIGNMENT, str(download), *arguments, *UNSANDBOXED_AUTOGRADE_OPTIONS)
     assert finished.returncode == 0, finished.stdout + finished.stderr
     rows = csv_rows(out)
     assert (rows["carol"]["status"], rows["carol"]["submitted_at"]) == ("graded", "2026-11-20T12:30:00+00:00")
