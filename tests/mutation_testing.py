@@ -51,8 +51,15 @@ from mutmut.mutation.mutators import mutation_operators
 from mutmut.mutation.pragma_handling import IgnoredCode
 from notebook_runs import code_cells, hidden_test_failure, namespace_learner, run_cell, with_answers
 
-from transformer_course.grading.course import Course, split_hidden_tests
-from transformer_course.grading.nbgrader_cells import answer_sources, grade_id, nbgrader_metadata, source_text
+from transformer_course.grading.course import Course
+from transformer_course.grading.nbgrader_cells import (
+    answer_sources,
+    grade_id,
+    nbgrader_metadata,
+    source_text,
+    split_hidden_tests,
+    test_sources,
+)
 from transformer_course.grading.policy import GradingPolicy
 
 REPOSITORY = Path(__file__).resolve().parents[1]
@@ -386,7 +393,7 @@ def run_mutants(assignment: str, selected: Iterable[Mutant], jobs: int = 1) -> l
         assignment,
         course.policy(assignment),
         answers,
-        {test: split_hidden_tests(text)[1] for test, text in course.test_cells(source).items()},
+        {test: split_hidden_tests(text)[1] for test, text in test_sources(source).items()},
         tuple(course.data_files(assignment)),
         jobs,
     )

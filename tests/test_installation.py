@@ -33,6 +33,16 @@ def test_an_editable_clone_is_given_pip_install_e_of_that_clone(monkeypatch):
     assert install_command("grading") == 'pip install -e "/home/ada/attention-course[grading]"'
 
 
+def test_a_clone_imported_ahead_of_the_editable_install_of_another_is_given_its_own_line(monkeypatch, tmp_path):
+    """Another clone put first on PYTHONPATH runs its own package: the line installs that clone, not the one pip has."""
+    other = tmp_path / "the-installed-clone"
+    other.mkdir()
+    (other / "pyproject.toml").write_text("[project]\nname = 'transformer-course'\n", encoding="utf-8")
+    installed_as(monkeypatch, {"url": other.as_uri(), "dir_info": {"editable": True}})
+    imported_from = Path(installation.__file__).resolve().parents[2]
+    assert install_command("grading") == f'pip install -e "{imported_from}[grading]"'
+
+
 def test_an_install_from_the_git_tag_is_given_the_same_tag_with_the_extra(monkeypatch):
     vcs_info = {"vcs": "git", "requested_revision": "v1.1.0", "commit_id": "0123abc"}
     installed_as(monkeypatch, {"url": TAG_URL, "vcs_info": vcs_info})

@@ -34,14 +34,23 @@ def install_command(extra: str) -> str:
         at = f"@{revision}" if revision else ""
         return f'pip install "{DISTRIBUTION}[{extra}] @ {vcs.get("vcs", "git")}+{url}{at}"'
     if "dir_info" in direct:  # a folder: a clone, editable or not
-        editable = "-e " if direct["dir_info"].get("editable") else ""
-        return f'pip install {editable}"{_path(url)}[{extra}]"'
+        editable = direct["dir_info"].get("editable", False)
+        if editable and _another_clone(_path(url)):  # this copy is imported from elsewhere (PYTHONPATH)
+            return f'pip install -e "{_source_tree()}[{extra}]"'
+        return f'pip install {"-e " if editable else ""}"{_path(url)}[{extra}]"'
     return f'pip install "{DISTRIBUTION}[{extra}] @ {url}"'  # a wheel or an archive, local or downloaded
 
 
 def _path(url: str) -> str:
     """The local path of a ``file://`` URL."""
     return url2pathname(urlparse(url).path) if url.startswith("file:") else url
+
+
+def _another_clone(folder: str) -> bool:
+    """Whether ``folder``, where pip installed the package editable, holds a clone other than the one this package is
+    imported from (a second clone put first on ``PYTHONPATH``). A folder that holds no clone any more says nothing."""
+    installed = Path(folder)
+    return (installed / "pyproject.toml").exists() and installed.resolve() != Path(__file__).resolve().parents[2]
 
 
 def _source_tree() -> str:
