@@ -127,9 +127,7 @@ def full_marks(assignment: str) -> float:
 
 def max_score(assignment: str) -> float:
     """grades.csv's max_score for ``assignment``: the points of every graded cell, code or written, but the bonus's."""
-    from transformer_course.grading.policy import GradingPolicy
-
-    bonus = set(GradingPolicy.from_file(REPOSITORY / "solutions" / assignment / "grading.yml").bonus)
+    bonus = set(Course(REPOSITORY).policy(assignment).bonus)
     cells = (cell.get("metadata", {}).get("nbgrader", {}) for cell in solution_notebook(assignment)["cells"])
     return sum(cell["points"] for cell in cells if cell.get("grade") and cell.get("grade_id") not in bonus)
 

@@ -11,6 +11,7 @@ from grading_support import (
     exercise_notebook,
     full_marks,
     grade,
+    max_score,
     partly_done_notebook,
     solution_notebook,
     write_submissions,
@@ -58,7 +59,7 @@ def test_max_score_is_the_core_and_the_bonus_is_extra_credit(graded_class, assig
     bonus = set(Course(REPOSITORY).policy(assignment).bonus)
     cells = [cell["metadata"].get("nbgrader", {}) for cell in solution_notebook(assignment)["cells"]]
     graded = [cell for cell in cells if cell.get("grade")]
-    core = sum(cell["points"] for cell in graded if cell["grade_id"] not in bonus)
+    core = max_score(assignment)
     # the bonus a solution earns before an instructor grades its written answers: the bonus test cells'
     bonus_in_tests = sum(cell["points"] for cell in graded if cell["grade_id"] in bonus and not cell.get("solution"))
     assert (result.max_score, result.bonus_score) == (core, bonus_in_tests), (
