@@ -6,10 +6,15 @@ For each seed, one after the other (never two runs at once: they would share the
 course's own commands run as a learner types them:
 
     transformer-course train --task multi30k --data DIR --minutes 30 --seed SEED --out RUN --no-progress
-    transformer-course evaluate RUN                               greedy
-    transformer-course evaluate RUN --beam 4 --alpha ALPHA        the recipe's decoding
+    transformer-course evaluate RUN --split validation --beam 4 --alpha A     for each A of --alphas
+    transformer-course evaluate RUN [--weights last] [--beam 4 --alpha A]     the test split
 
-and the run's record is written to ``--records/seed-SEED.json``: the command lines (with the data
+The test split is decoded with the run's last weights and with the moving average of its weights
+that the recipe keeps (``evaluate``'s default), greedily and with beam search at the paper's length
+penalty 0.6, and with the average at the length penalty that scored best on the validation split:
+the steps from the last weights to the recipe's delivered model, each measured on the same run.
+
+The run's record is written to ``--records/seed-SEED.json``: the command lines (with the data
 folder written ``DIR``: the records name the test files by their SHA-256 instead), the machine (CPU
 model, cores, PyTorch's threads, torch version), the load average before and after, the wall clock
 of training with and without its validations and of the evaluation, the validation curve, the time
@@ -41,7 +46,13 @@ def main() -> None:
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--minutes", type=float, default=30.0)
     parser.add_argument("--beam", type=int, default=4)
-    parser.add_argument("--alpha", type=float, default=0.6, help="beam search's length penalty (the paper's 0.6)")
+    parser.add_argument(
+        "--alphas",
+        nargs="+",
+        type=float,
+        default=[0.6, 1.0],
+        help="length penalties tried on validation (the first: the paper's)",
+    )
     parser.add_argument("--target", type=float, default=40.0, help="the validation sacreBLEU timed (default 40)")
     parser.add_argument("--out", default="runs/multi30k-seeds", help="where the runs' checkpoints go")
     parser.add_argument("--records", default="benchmarks/records/multi30k-cpu")
@@ -70,19 +81,42 @@ def run_seed(arguments: argparse.Namespace, seed: int) -> dict:
     run = Path(arguments.out) / f"seed-{seed}"
     train = ["train", "--task", "multi30k", "--data", arguments.data, "--minutes", f"{arguments.minutes:g}"]
     train += ["--seed", str(seed), "--out", str(run), "--no-progress", *shlex.split(arguments.train_options)]
-    greedy = ["evaluate", str(run), *shlex.split(arguments.evaluate_options)]
-    beam = [*greedy, "--beam", str(arguments.beam), "--alpha", f"{arguments.alpha:g}"]
+    evaluate = ["evaluate", str(run), *shlex.split(arguments.evaluate_options)]
+
+    def beam(alpha: float) -> list[str]:
+        return ["--beam", str(arguments.beam), "--alpha", f"{alpha:g}"]
+
     load_before = os.getloadavg()
     trained, train_seconds = _command(train)
-    greedy_scores, greedy_seconds = _command(greedy)
-    beam_scores, beam_seconds = _command(beam)
+    commands, seconds = [train], {}
+
+    def scored(name: str, argv: list[str]) -> dict:
+        scores, seconds[name] = _command(argv)
+        commands.append(argv)
+        return scores
+
+    on_validation = {
+        f"{alpha:g}": scored(f"validation beam {alpha:g}", [*evaluate, "--split", "validation", *beam(alpha)])
+        for alpha in arguments.alphas
+    }
+    chosen = max(arguments.alphas, key=lambda alpha: on_validation[f"{alpha:g}"]["sacrebleu"])
+    paper = arguments.alphas[0]
+    test = {
+        "last_greedy": scored("test last greedy", [*evaluate, "--weights", "last"]),
+        "last_beam": scored("test last beam", [*evaluate, "--weights", "last", *beam(paper)]),
+        "average_greedy": scored("test average greedy", evaluate),
+        "average_beam": scored("test average beam", [*evaluate, *beam(paper)]),
+    }
+    test["delivered"] = (
+        test["average_beam"] if chosen == paper else scored("test average chosen", [*evaluate, *beam(chosen)])
+    )
     provenance = load_checkpoint(run / "checkpoint.pt").provenance
     history = json.loads((run / "history.json").read_text())
     validation = history["validation"]
     validation_seconds = sum(row["validation_seconds"] for row in validation)
     return {
         "seed": seed,
-        "commands": [_as_typed(command, arguments.data) for command in (train, greedy, beam)],
+        "commands": [_as_typed(command, arguments.data) for command in commands],
         "machine": {
             "cpu": provenance["machine"],
             "cores": os.cpu_count(),
@@ -98,12 +132,13 @@ def run_seed(arguments: argparse.Namespace, seed: int) -> dict:
             "training": round(trained["minutes"] * 60, 1),
             "training_without_validation": round(trained["minutes"] * 60 - validation_seconds, 1),
             "validations": round(validation_seconds, 1),
-            "evaluate_greedy": round(greedy_seconds, 1),
-            "evaluate_beam": round(beam_seconds, 1),
+            **{f"evaluate {name}": round(value, 1) for name, value in seconds.items()},
         },
         "validation": validation,
         "time_to_target": time_to(validation, arguments.target),
-        "test": {"greedy": greedy_scores, "beam": beam_scores},
+        "validation_beam": {alpha: scores["sacrebleu"] for alpha, scores in on_validation.items()},
+        "chosen_alpha": chosen,
+        "test": test,
     }
 
 
@@ -136,15 +171,26 @@ def time_to(validation: list[dict], target: float) -> dict | None:
     return None
 
 
+# The steps from a run's last weights to the model the recipe delivers, in the order they are taken.
+STEPS = {
+    "last_greedy": "last weights, greedy",
+    "last_beam": "last weights, beam 4, α 0.6",
+    "average_greedy": "average, greedy",
+    "average_beam": "average, beam 4, α 0.6",
+    "delivered": "average, beam 4, α chosen on validation",
+}
+
+
 def summarise(runs: list[dict], target: float) -> dict:
-    """Each seed's headline numbers, and their mean and standard deviation."""
+    """Each seed's headline numbers, and their mean and sample standard deviation."""
     rows = [
         {
             "seed": run["seed"],
             "steps": run["steps"],
-            "test_sacrebleu_greedy": run["test"]["greedy"]["sacrebleu"],
-            "test_sacrebleu_beam": run["test"]["beam"]["sacrebleu"],
-            "test_chrf_beam": run["test"]["beam"]["chrf"],
+            "test_sacrebleu": run["test"]["delivered"]["sacrebleu"],
+            "test_chrf": run["test"]["delivered"]["chrf"],
+            "chosen_alpha": run["chosen_alpha"],
+            **{f"test_sacrebleu_{step}": run["test"][step]["sacrebleu"] for step in STEPS},
             "best_validation_sacrebleu": max(row["validation_sacrebleu"] for row in run["validation"]),
             "minutes_to_target": None if run["time_to_target"] is None else run["time_to_target"]["minutes"],
             "minutes_to_target_without_validation": None
@@ -159,10 +205,11 @@ def summarise(runs: list[dict], target: float) -> dict:
         if key != "seed" and None not in values:
             spread = statistics.stdev(values) if len(values) > 1 else None
             statistics_of[key] = {"mean": statistics.mean(values), "std": spread}
+    delivered = runs[0]["test"]["delivered"]
     return {
         "target": target,
-        "signatures": runs[0]["test"]["beam"]["signatures"],
-        "test_sha256": runs[0]["test"]["beam"]["sha256"],
+        "signatures": delivered["signatures"],
+        "test_sha256": delivered["sha256"],
         "machine": runs[0]["machine"],
         "seeds": rows,
         "mean_std": statistics_of,
@@ -170,15 +217,32 @@ def summarise(runs: list[dict], target: float) -> dict:
 
 
 def markdown(summary: dict) -> str:
-    columns = [
+    """The summary as two Markdown tables (the headline numbers, then what each step bought) and the
+    signatures and checksums they were scored with."""
+    headline = [
         ("seed", "seed", "{}"),
         ("steps", "steps", "{:,.0f}"),
-        ("test_sacrebleu_greedy", "test sacreBLEU, greedy", "{:.1f}"),
-        ("test_sacrebleu_beam", "test sacreBLEU, beam", "{:.1f}"),
-        ("test_chrf_beam", "test chrF, beam", "{:.1f}"),
+        ("test_sacrebleu", "test sacreBLEU", "{:.2f}"),
+        ("test_chrf", "test chrF", "{:.2f}"),
+        ("chosen_alpha", "α chosen on validation", "{:g}"),
         ("minutes_to_target", f"minutes to validation {summary['target']:g}", "{:.1f}"),
         ("minutes_to_target_without_validation", "the same without validations", "{:.1f}"),
     ]
+    steps = [("seed", "seed", "{}")] + [(f"test_sacrebleu_{step}", title, "{:.2f}") for step, title in STEPS.items()]
+    signatures, checksums = summary["signatures"], summary["test_sha256"]
+    return "\n".join(
+        [
+            *_table(summary, headline),
+            "",
+            *_table(summary, steps),
+            "",
+            f"sacreBLEU: {signatures['sacrebleu']}; chrF: {signatures['chrf']}",
+            f"test files: source sha256 {checksums['source']}, reference sha256 {checksums['target']}",
+        ]
+    )
+
+
+def _table(summary: dict, columns: list[tuple[str, str, str]]) -> list[str]:
     lines = ["| " + " | ".join(title for _, title, _ in columns) + " |", "|" + "---:|" * len(columns)]
     for row in summary["seeds"]:
         cells = ["—" if row[key] is None else form.format(row[key]) for key, _, form in columns]
@@ -193,12 +257,7 @@ def markdown(summary: dict) -> str:
                 form.format(entry["mean"]) + ("" if entry["std"] is None else " ± " + form.format(entry["std"]))
             )
     lines.append("| " + " | ".join(cells) + " |")
-    signatures = summary["signatures"]
-    lines.append("")
-    lines.append(f"sacreBLEU: {signatures['sacrebleu']}; chrF: {signatures['chrf']}")
-    checksums = summary["test_sha256"]
-    lines.append(f"test files: source sha256 {checksums['source']}, reference sha256 {checksums['target']}")
-    return "\n".join(lines)
+    return lines
 
 
 if __name__ == "__main__":

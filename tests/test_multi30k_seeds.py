@@ -29,17 +29,39 @@ def test_a_run_that_never_reaches_the_score_has_no_time_to_it():
 
 
 def _run(seed: int, bleu: float, validation: list[dict]) -> dict:
-    scores = {"sacrebleu": bleu, "chrf": 60.0, "signatures": {"sacrebleu": "s", "chrf": "c"}, "sha256": {}}
+    def scores(sacrebleu: float) -> dict:
+        return {
+            "sacrebleu": sacrebleu,
+            "chrf": 60.0,
+            "signatures": {"sacrebleu": "s", "chrf": "c"},
+            "sha256": {"source": "a", "target": "b"},
+        }
+
+    test = {step: scores(bleu - 1.0) for step in seeds.STEPS}
     return {
-        "seed": seed, "steps": 1000, "machine": {}, "validation": validation,
-        "time_to_target": seeds.time_to(validation, 40.0), "test": {"greedy": scores, "beam": scores},
+        "seed": seed, "steps": 1000, "machine": {}, "validation": validation, "chosen_alpha": 1.0,
+        "time_to_target": seeds.time_to(validation, 40.0), "test": {**test, "delivered": scores(bleu)},
     }  # fmt: skip
 
 
 def test_the_summary_gives_each_seed_and_the_mean_and_sample_standard_deviation():
     summary = seeds.summarise([_run(0, 41.0, VALIDATION), _run(1, 43.0, VALIDATION)], 40.0)
-    assert [row["test_sacrebleu_beam"] for row in summary["seeds"]] == [41.0, 43.0]
-    assert summary["mean_std"]["test_sacrebleu_beam"] == {"mean": 42.0, "std": pytest.approx(2**0.5)}
+    assert [row["test_sacrebleu"] for row in summary["seeds"]] == [41.0, 43.0]
+    assert summary["mean_std"]["test_sacrebleu"] == {"mean": 42.0, "std": pytest.approx(2**0.5)}
+
+
+def test_the_headline_score_is_the_delivered_models_and_each_step_before_it_is_kept():
+    summary = seeds.summarise([_run(0, 41.0, VALIDATION)], 40.0)
+    row = summary["seeds"][0]
+    assert row["test_sacrebleu"] == row["test_sacrebleu_delivered"] == 41.0
+    assert row["test_sacrebleu_last_greedy"] == 40.0 and row["chosen_alpha"] == 1.0
+
+
+def test_the_tables_give_every_seed_and_the_mean_and_name_the_signatures():
+    table = seeds.markdown(seeds.summarise([_run(0, 41.0, VALIDATION), _run(1, 43.0, VALIDATION)], 40.0))
+    assert "| mean ± std | 1,000 ± 0 | 42.00 ± 1.41 |" in table
+    assert "| 1 | 42.00 | 42.00 | 42.00 | 42.00 | 43.00 |" in table
+    assert "sacreBLEU: s; chrF: c" in table
 
 
 def test_the_time_to_a_score_has_no_mean_when_a_seed_never_reached_it():
