@@ -35,7 +35,11 @@ def _run(seed: int, bleu: float, validation: list[dict]) -> dict:
             "chrf": 60.0,
             "signatures": {"sacrebleu": "s", "chrf": "c"},
             "sha256": {"source": "a", "target": "b"},
-        }
+            "training_overlap": {
+                "sources_in_training": 2, "references_in_training": 1, "examples_without": 997,
+                "without": {"sacrebleu": sacrebleu - 0.5},
+            },
+        }  # fmt: skip
 
     test = {step: scores(bleu - 1.0) for step in seeds.STEPS}
     return {
@@ -55,11 +59,21 @@ def test_the_headline_score_is_the_delivered_models_and_each_step_before_it_is_k
     row = summary["seeds"][0]
     assert row["test_sacrebleu"] == row["test_sacrebleu_delivered"] == 41.0
     assert row["test_sacrebleu_last_greedy"] == 40.0 and row["chosen_alpha"] == 1.0
+    assert row["test_sacrebleu_without_overlap"] == 40.5
+
+
+def test_the_summary_counts_the_test_pairs_that_occur_in_the_training_split():
+    summary = seeds.summarise([_run(0, 41.0, VALIDATION)], 40.0)
+    assert summary["training_overlap"] == {
+        "sources_in_training": 2,
+        "references_in_training": 1,
+        "examples_without": 997,
+    }
 
 
 def test_the_tables_give_every_seed_and_the_mean_and_name_the_signatures():
     table = seeds.markdown(seeds.summarise([_run(0, 41.0, VALIDATION), _run(1, 43.0, VALIDATION)], 40.0))
-    assert "| mean ± std | 1,000 ± 0 | 42.00 ± 1.41 |" in table
+    assert "| mean ± std | 1,000 ± 0 | 42.00 ± 1.41 | 60.00 ± 0.00 | 41.50 ± 1.41 |" in table
     assert "| 1 | 42.00 | 42.00 | 42.00 | 42.00 | 43.00 |" in table
     assert "sacreBLEU: s; chrF: c" in table
 
