@@ -19,8 +19,9 @@ folder written ``DIR``: the records name the test files by their SHA-256 instead
 model, cores, PyTorch's threads, torch version), the load average before and after, the wall clock
 of training with and without its validations and of the evaluation, the validation curve, the time
 to reach validation sacreBLEU ``--target`` (40), and the test scores with their sacreBLEU
-signatures, chrF and checksums. ``summary.json`` beside them holds each seed's numbers and their mean
-and standard deviation, and the script prints them as Markdown tables. A seed whose record exists is
+signatures, chrF and checksums. The summary, ``--summary`` (the book's record
+``book/records/multi30k-cpu-seeds.json``, which chapter 9 reads), holds each seed's numbers and their
+mean and standard deviation, and the script prints them as Markdown tables. A seed whose record exists is
 not run again (``--again`` runs it anyway).
 """
 
@@ -55,7 +56,8 @@ def main() -> None:
     )
     parser.add_argument("--target", type=float, default=40.0, help="the validation sacreBLEU timed (default 40)")
     parser.add_argument("--out", default="runs/multi30k-seeds", help="where the runs' checkpoints go")
-    parser.add_argument("--records", default="benchmarks/records/multi30k-cpu")
+    parser.add_argument("--records", default="benchmarks/records/multi30k-cpu", help="a record per seed")
+    parser.add_argument("--summary", default="book/records/multi30k-cpu-seeds.json", help="the seeds' summary")
     parser.add_argument("--again", action="store_true", help="run seeds whose record exists again")
     parser.add_argument("--train-options", default="", help='further options of train, e.g. "--threads 1"')
     parser.add_argument("--evaluate-options", default="", help='further options of evaluate, e.g. "--limit 50"')
@@ -71,8 +73,9 @@ def main() -> None:
         record = run_seed(arguments, seed)
         path.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     runs = [json.loads((records / f"seed-{seed}.json").read_text()) for seed in arguments.seeds]
-    summary = summarise(runs, arguments.target)
-    (records / "summary.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
+    command = shlex.join(["python", *("DIR" if argument == arguments.data else argument for argument in sys.argv)])
+    summary = {"command": command, "records": str(records), **summarise(runs, arguments.target)}
+    Path(arguments.summary).write_text(json.dumps(summary, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     print(markdown(summary))
 
 
