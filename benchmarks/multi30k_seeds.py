@@ -38,6 +38,7 @@ import sys
 import time
 from pathlib import Path
 
+from transformer_course.book_programs.seed_tables import STEPS, WORDS
 from transformer_course.training import load_checkpoint
 
 
@@ -174,16 +175,6 @@ def time_to(validation: list[dict], target: float) -> dict | None:
     return None
 
 
-# The steps from a run's last weights to the model the recipe delivers, in the order they are taken.
-STEPS = {
-    "last_greedy": "last weights, greedy",
-    "last_beam": "last weights, beam 4, α 0.6",
-    "average_greedy": "average, greedy",
-    "average_beam": "average, beam 4, α 0.6",
-    "delivered": "average, beam 4, α chosen on validation",
-}
-
-
 def summarise(runs: list[dict], target: float) -> dict:
     """Each seed's headline numbers, and their mean and sample standard deviation."""
     rows = [
@@ -235,7 +226,7 @@ def markdown(summary: dict) -> str:
         ("minutes_to_target", f"minutes to validation {summary['target']:g}", "{:.1f}"),
         ("minutes_to_target_without_validation", "the same without validations", "{:.1f}"),
     ]
-    steps = [("seed", "seed", "{}")] + [(f"test_sacrebleu_{step}", title, "{:.2f}") for step, title in STEPS.items()]
+    steps = [("seed", "seed", "{}")] + [(f"test_sacrebleu_{step}", WORDS["en"][step], "{:.2f}") for step in STEPS]
     signatures, checksums = summary["signatures"], summary["test_sha256"]
     return "\n".join(
         [

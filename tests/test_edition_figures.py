@@ -17,9 +17,10 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import pytest
 import torch
+from seed_summaries import seeds_summary
 
 import transformer_course as tc
-from transformer_course.book_programs import diagrams, edition_figures, experiments, mechanisms
+from transformer_course.book_programs import diagrams, edition_figures, experiments, mechanisms, seed_tables
 from transformer_course.book_programs.edition_figures import (
     EditionImages,
     html_type,
@@ -154,6 +155,8 @@ TABLES = {
     "table 3": lambda language: experiments.table_3(_variants(), steps=200, seeds=3, language=language),
     "table 2 runs": lambda language: experiments.table_2_runs(_table2_records(), TABLE2_METRICS, language=language),
     "table 2 paper": lambda language: experiments.table_2_paper(PAPER_ROWS, language=language),
+    "multi30k seeds": lambda language: seed_tables.seeds_table(seeds_summary(reached=False), language=language),
+    "multi30k steps": lambda language: seed_tables.steps_table(seeds_summary(), language=language),
 }
 
 
@@ -173,7 +176,9 @@ def _numbers(texts: tuple[str, ...]) -> list[str]:
 
 
 @pytest.mark.parametrize(
-    "table", [diagrams.WORDS, mechanisms.WORDS, experiments.WORDS], ids=["diagrams", "mechanisms", "experiments"]
+    "table",
+    [diagrams.WORDS, mechanisms.WORDS, experiments.WORDS, seed_tables.WORDS],
+    ids=["diagrams", "mechanisms", "experiments", "seed_tables"],
 )
 def test_every_language_has_every_word_with_the_same_blanks(table):
     def blanks(text: str) -> list[str]:
