@@ -53,7 +53,7 @@ WORDS = {
         "steps": "更新次数",
         "sacrebleu": "测试 sacreBLEU",
         "chrf": "测试 chrF",
-        "without overlap": "去掉也出现在训练集中的句对后的测试 sacreBLEU",
+        "without overlap": "去掉也出现在训练集中的句子对后的测试 sacreBLEU",
         "minutes": "验证 sacreBLEU 达到 {target:g} 所用分钟数",
         "minutes without": "同上，不计验证时间",
         "not reached": "未达到",
