@@ -198,7 +198,7 @@ def summarise(runs: list[dict], target: float) -> dict:
     statistics_of = {}
     for key in rows[0]:
         values = [row[key] for row in rows]
-        if key != "seed" and None not in values:
+        if key not in ("seed", "chosen_alpha") and None not in values:  # a choice, not a measurement
             spread = statistics.stdev(values) if len(values) > 1 else None
             statistics_of[key] = {"mean": statistics.mean(values), "std": spread}
     delivered = runs[0]["test"]["delivered"]

@@ -82,3 +82,9 @@ def test_the_time_to_a_score_has_no_mean_when_a_seed_never_reached_it():
     summary = seeds.summarise([_run(0, 41.0, VALIDATION), _run(1, 39.0, VALIDATION[:1])], 40.0)
     assert "minutes_to_target" not in summary["mean_std"]
     assert summary["seeds"][1]["minutes_to_target"] is None
+
+
+def test_the_length_penalty_each_seed_chose_is_listed_but_not_averaged():
+    summary = seeds.summarise([_run(0, 41.0, VALIDATION), _run(1, 43.0, VALIDATION)], 40.0)
+    assert [row["chosen_alpha"] for row in summary["seeds"]] == [1.0, 1.0]
+    assert "chosen_alpha" not in summary["mean_std"]
